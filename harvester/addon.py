@@ -1,0 +1,92 @@
+"""HarvesterAddon: every Harvester default, and the components wired in, in one place.
+
+Defaults are set at "addon" priority, so ``harvester/settings.py``, the ``settings/`` overlays,
+spider arguments and ``-s`` all override them; call sites read settings without defaults.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy.extensions.throttle import AutoThrottle
+
+from harvester import PROJECT_URL, __version__
+from harvester.content.urls import DEFAULT_SKIP_PATTERNS
+from harvester.embedding import DEFAULT_MODEL
+from harvester.extensions.report import RunReport
+from harvester.extensions.throttle import CrawlDelayThrottle
+from harvester.items import EXPORTED_FIELDS
+from harvester.middlewares.extraction import ExtractionMiddleware
+from harvester.middlewares.failures import FailureRecorderMiddleware
+from harvester.pipelines.chunking import ChunkingPipeline
+from harvester.pipelines.dedup import DedupPipeline
+from harvester.pipelines.embedding import EmbeddingPipeline
+from harvester.pipelines.index import IndexPipeline
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+DEFAULTS: dict[str, Any] = {
+    # Politeness: robots.txt (and its Crawl-delay), AutoThrottle, an honest User-Agent.
+    "ROBOTSTXT_OBEY": True,
+    "AUTOTHROTTLE_ENABLED": True,
+    "AUTOTHROTTLE_START_DELAY": 0.5,
+    "AUTOTHROTTLE_TARGET_CONCURRENCY": 4.0,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+    "USER_AGENT": f"Harvester/{__version__} (+{PROJECT_URL})",
+    "HARVESTER_CRAWL_DELAY_ENABLED": True,
+    "HARVESTER_CRAWL_DELAY_MAX": 60.0,
+    "DOWNLOAD_TIMEOUT": 30,
+    "RETRY_TIMES": 2,
+    # Nothing listens on a port unless a user asks for it.
+    "TELNETCONSOLE_ENABLED": False,
+    "REMOTE_CONTROL_ENABLED": False,
+    # Discovery.
+    "HARVESTER_SKIP_URL_PATTERNS": list(DEFAULT_SKIP_PATTERNS),
+    "HARVESTER_SITE_MAX_DEPTH": 10,
+    # Extraction.
+    "HARVESTER_EXTRACTION_ENABLED": True,
+    "HARVESTER_EXTRACTION_MIN_CHARS": 80,
+    # Pipelines.
+    "HARVESTER_DEDUP_ENABLED": True,
+    "HARVESTER_CHUNKING_ENABLED": True,
+    "HARVESTER_CHUNK_MAX_TOKENS": 0,
+    "HARVESTER_CHUNK_OVERLAP_TOKENS": 32,
+    "HARVESTER_EMBEDDING_ENABLED": True,
+    "HARVESTER_EMBEDDING_MODEL": DEFAULT_MODEL,
+    "HARVESTER_EMBEDDING_DEVICE": None,
+    "HARVESTER_EMBEDDING_BATCH_SIZE": 64,
+    "HARVESTER_INDEX_ENABLED": True,
+    "HARVESTER_QDRANT_PATH": ".harvester/qdrant",
+    "HARVESTER_QDRANT_COLLECTION": "harvester",
+    "HARVESTER_QDRANT_BATCH_SIZE": 256,
+    "QDRANT_URL": None,
+    "QDRANT_API_KEY": None,
+    # Reporting and feeds.
+    "HARVESTER_REPORT_ENABLED": True,
+    "HARVESTER_REPORT_DIR": ".harvester/reports",
+    "FEED_EXPORT_FIELDS": EXPORTED_FIELDS,
+    "FEED_EXPORT_ENCODING": "utf-8",
+}
+
+PIPELINES = ((DedupPipeline, 100), (ChunkingPipeline, 200), (EmbeddingPipeline, 300), (IndexPipeline, 400))
+
+
+class HarvesterAddon:
+    """Sets Harvester's defaults and registers its components."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        for name, value in DEFAULTS.items():
+            settings.set(name, value, "addon")
+        for pipeline, order in PIPELINES:
+            settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", pipeline, order)
+        # Last to see a response and the first to see its output, so every request's final outcome
+        # (after retries and redirects) is recorded.
+        settings.setdefault_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", FailureRecorderMiddleware, 50
+        )
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ExtractionMiddleware, 100)
+        # Our subclass takes AutoThrottle's place (the built-in sits in EXTENSIONS_BASE).
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", AutoThrottle, None)
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlDelayThrottle, 0)
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", RunReport, 500)

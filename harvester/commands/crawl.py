@@ -1,0 +1,63 @@
+"""``scrapy crawl``, as Scrapy has it, plus a clear error and a non-zero exit when a crawl fails.
+
+Scrapy exits 0 whenever the crawler started, even when its start page was a 404 or its index was
+unusable; a scheduler or CI running Harvester needs the failure in the exit status.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+
+from harvester.spiders._base import HarvesterSpider
+
+if TYPE_CHECKING:
+    import argparse
+
+FATAL_REASONS = {
+    "start_url_failed": "the start URL could not be fetched",
+    "index_unavailable": "the Qdrant index cannot be used",
+    "embedding_model_unavailable": "the embedding model cannot be loaded",
+}
+
+
+def crawl_failure(stats: dict[str, Any]) -> str | None:
+    """Why a finished crawl counts as failed, or None when it did its job."""
+    reason = stats.get("finish_reason")
+    if reason in FATAL_REASONS:
+        return FATAL_REASONS[reason]
+    if not stats.get("harvester/pages/crawled"):
+        return "no page could be crawled (see the errors above)"
+    return None
+
+
+class Command(ScrapyCrawlCommand):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if len(args) != 1:
+            super().run(args, opts)  # Scrapy's own usage errors
+            return
+        assert self.crawler_process is not None
+        spidercls = self.crawler_process.spider_loader.load(args[0])
+        if issubclass(spidercls, HarvesterSpider):
+            try:
+                # Building the spider checks its arguments, without a crawler or the network.
+                spidercls(**opts.spargs)
+            except (TypeError, ValueError) as exc:
+                self._fail(f"invalid arguments for spider {args[0]!r}: {exc}", exitcode=2)
+                return
+        crawler = self._create_crawler(spidercls)
+        self.crawler_process.crawl(crawler, **opts.spargs)
+        self.crawler_process.start()
+        if self.crawler_process.bootstrap_failed:
+            self.exitcode = 1
+            return
+        if issubclass(spidercls, HarvesterSpider) and crawler.stats is not None:
+            failure = crawl_failure(crawler.stats.get_stats())
+            if failure:
+                self._fail(f"crawl failed: {failure}", exitcode=1)
+
+    def _fail(self, message: str, exitcode: int) -> None:
+        print(f"harvester: error: {message}", file=sys.stderr)
+        self.exitcode = exitcode

@@ -1,0 +1,103 @@
+"""``scrapy search "query"``: the top chunks of the collection for a query."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from harvester.commands import effective_settings
+from harvester.embedding import ModelUnavailable, load_embedder
+from harvester.store import open_client
+
+if TYPE_CHECKING:
+    import argparse
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self) -> str:
+        return '[options] "query"'
+
+    def short_desc(self) -> str:
+        return "Search the Harvester collection"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("-k", type=int, default=5, help="number of results (default 5)")
+        parser.add_argument("--json", action="store_true", help="print a JSON list")
+        parser.add_argument("--collection", help="collection (default HARVESTER_QDRANT_COLLECTION)")
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if not args or not " ".join(args).strip():
+            raise UsageError("give a query, e.g. scrapy search \"how do I add a route\"")
+        if opts.k < 1:
+            raise UsageError("-k must be at least 1")
+        try:
+            hits = self._search(" ".join(args), opts.k, opts.collection)
+        except (ModelUnavailable, SearchError) as exc:
+            print(f"harvester: error: {exc}", file=sys.stderr)
+            self.exitcode = 1
+            return
+        print(json.dumps(hits, ensure_ascii=False, indent=1) if opts.json else format_hits(hits))
+
+    def _search(self, query: str, k: int, collection: str | None) -> list[dict[str, Any]]:
+        assert self.settings is not None
+        settings = effective_settings(self.settings)
+        collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
+        embedder = load_embedder(
+            settings.get("HARVESTER_EMBEDDING_MODEL"), settings.get("HARVESTER_EMBEDDING_DEVICE")
+        )
+        where = settings.get("QDRANT_URL") or settings.get("HARVESTER_QDRANT_PATH")
+        try:
+            client = open_client(
+                settings.get("QDRANT_URL"), settings.get("QDRANT_API_KEY"),
+                settings.get("HARVESTER_QDRANT_PATH"),
+            )
+        except Exception as exc:  # a locked local store, a refused connection...
+            raise SearchError(f"cannot open Qdrant at {where}: {exc}") from exc
+        try:
+            if not client.collection_exists(collection):
+                raise SearchError(f"no collection {collection!r} at {where}: crawl something first")
+            vector = embedder.encode([query], batch_size=1)[0]
+            points = client.query_points(
+                collection, query=vector, using=embedder.vector_name, limit=k, with_payload=True
+            ).points
+        finally:
+            client.close()
+        return [hit_json(point.payload or {}, point.score) for point in points]
+
+
+class SearchError(RuntimeError):
+    """The search cannot run (no collection, Qdrant unreachable)."""
+
+
+def hit_json(payload: dict[str, Any], score: float) -> dict[str, Any]:
+    """One result as printed by ``--json``."""
+    metadata = payload.get("metadata", {})
+    return {
+        "url": metadata.get("source_url"),
+        "title": metadata.get("title"),
+        "score": round(float(score), 4),
+        "heading_path": metadata.get("headings", []),
+        "chunk_index": metadata.get("chunk_index"),
+        "text": payload.get("page_content", ""),
+    }
+
+
+def format_hits(hits: list[dict[str, Any]]) -> str:
+    """Results for a person: rank, score, title, URL, heading path and the start of the text."""
+    if not hits:
+        return "No results."
+    blocks = []
+    for rank, hit in enumerate(hits, 1):
+        snippet = " ".join(hit["text"].split())[:240]
+        path = " > ".join(hit["heading_path"])
+        blocks.append(f"{rank}. [{hit['score']:.3f}] {hit['title']}\n   {hit['url']}\n   {path}\n   {snippet}")
+    return "\n\n".join(blocks)

@@ -1,0 +1,70 @@
+"""Where documentation sites put their prev/next pager and their table of contents.
+
+One selector list per job, covering the generators a docs crawl meets most often. Selectors are
+CSS (parsel); each returns anchors or ``<link>`` elements whose ``href`` is followed.
+"""
+
+from __future__ import annotations
+
+from parsel import Selector
+
+PAGER_SELECTORS: tuple[str, ...] = (
+    "link[rel~=next]", "link[rel~=prev]", "link[rel~=previous]",
+    "a[rel~=next]", "a[rel~=prev]", "a[rel~=previous]",
+    # Sphinx (classic/alabaster/pallets "related" bar, RTD footer, Furo, PyData)
+    "div.related a[accesskey=N]", "div.related a[accesskey=P]",
+    "a.next-page", "a.prev-page", "a.prev-next-footer", "a.left-prev", "a.right-next",
+    # MkDocs / Material
+    "a.md-footer__link", "a.md-flex", "div.rst-footer-buttons a",
+    # Docusaurus
+    "a.pagination-nav__link",
+    # mdBook
+    "a.nav-chapters", "a.mobile-nav-chapters",
+    # VitePress
+    "a.pager-link", ".VPDocFooter .pager a",
+    # GitBook
+    "a[data-testid=pagination-next]", "a[data-testid=pagination-previous]",
+    # DocBook (navheader/navfooter)
+    "div.navfooter a[accesskey=n]", "div.navfooter a[accesskey=p]",
+    "div.navheader a[accesskey=n]", "div.navheader a[accesskey=p]",
+)
+
+TOC_SELECTORS: tuple[str, ...] = (
+    # Sphinx: in-page toctrees and the sidebar navigation of the common themes
+    "div.toctree-wrapper a", "div.sphinxsidebar a", "nav.wy-nav-side a",
+    "div.wy-menu a", "div.sidebar-tree a", "nav.bd-docs-nav a", "nav.bd-links a",
+    # MkDocs / Material
+    "nav.md-nav a", "div.wy-menu-vertical a",
+    # Docusaurus
+    "a.menu__link",
+    # mdBook
+    "nav.sidebar a", "ol.chapter a",
+    # VitePress
+    ".VPSidebar a",
+    # GitBook / generic docs sidebars
+    "aside nav a", "nav[aria-label*=ocs] a", "nav[aria-label*=ection] a",
+    # DocBook
+    "div.toc a",
+)
+
+_PAGER = ", ".join(PAGER_SELECTORS)
+_TOC = ", ".join(TOC_SELECTORS)
+
+
+def pager_links(page: Selector) -> list[str]:
+    """The raw ``href``s of a page's prev/next navigation, in document order."""
+    return _hrefs(page, _PAGER)
+
+
+def toc_links(page: Selector) -> list[str]:
+    """The raw ``href``s of a page's table of contents and docs sidebar."""
+    return _hrefs(page, _TOC)
+
+
+def _hrefs(page: Selector, css: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for href in page.css(css).xpath("@href").getall():
+        href = href.strip()
+        if href and not href.startswith(("#", "javascript:", "mailto:")):
+            seen.setdefault(href, None)
+    return list(seen)

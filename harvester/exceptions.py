@@ -1,0 +1,17 @@
+"""Drop reasons: one DropItem subclass each, so CoreStats counts ``item_dropped_reasons_count/<Class>``."""
+
+from __future__ import annotations
+
+from scrapy.exceptions import DropItem
+
+
+class DuplicatePage(DropItem):
+    """The page's canonical URL or normalised content was already stored in this crawl."""
+
+
+class NoChunks(DropItem):
+    """Chunking left nothing to embed (the page's Markdown was whitespace or markup only)."""
+
+
+class InvalidStartUrl(ValueError):
+    """The ``start`` spider argument cannot be crawled (bad syntax, non-HTTP(S) scheme...)."""

@@ -1,0 +1,1 @@
+"""Harvester's Scrapy extensions."""

@@ -1,0 +1,138 @@
+"""The run report: one summary block at the end of every crawl, in the log, the stats and a file."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from harvester.signals import page_failed, page_skipped
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+
+class RunReport:
+    """Collects what happened to every page and reports it when the spider closes.
+
+    Settings: ``HARVESTER_REPORT_ENABLED``, ``HARVESTER_REPORT_DIR`` (a JSON report per run with
+    every skipped and failed URL and its reason; empty to write none).
+    Stats written: ``harvester/summary/{pages_crawled,pages_stored,pages_skipped,pages_failed,
+    chunks_stored,elapsed_seconds}`` and ``harvester/summary/report_file``.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("HARVESTER_REPORT_ENABLED"):
+            raise NotConfigured
+        self.crawler = crawler
+        self._report_dir = crawler.settings.get("HARVESTER_REPORT_DIR")
+        self._started = time.monotonic()
+        self._skipped: dict[str, list[str]] = defaultdict(list)
+        self._failed: dict[str, list[str]] = defaultdict(list)
+        self._stored = 0
+        self._chunks = 0
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(self._item_dropped, signal=signals.item_dropped)
+        crawler.signals.connect(self._page_skipped, signal=page_skipped)
+        crawler.signals.connect(self._page_failed, signal=page_failed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def _spider_opened(self, spider: Spider) -> None:
+        self._started = time.monotonic()
+
+    def _item_scraped(self, item: Any, **kwargs: Any) -> None:
+        self._stored += 1
+        self._chunks += len(getattr(item, "chunks", None) or ())
+
+    def _item_dropped(self, item: Any, exception: BaseException, **kwargs: Any) -> None:
+        reason = _snake(type(exception).__name__)
+        self._skipped[reason].append(getattr(item, "url", "?"))
+
+    def _page_skipped(self, url: str, reason: str, **kwargs: Any) -> None:
+        self._skipped[reason].append(url)
+
+    def _page_failed(self, url: str, reason: str, **kwargs: Any) -> None:
+        self._failed[reason].append(url)
+
+    def summary(self, reason: str) -> dict[str, Any]:
+        """The figures of this run so far."""
+        stats = self.crawler.stats
+        return {
+            "spider": self.crawler.spider.name,
+            "finish_reason": reason,
+            "pages_crawled": stats.get_value("harvester/pages/crawled", 0),
+            "pages_stored": self._stored,
+            "pages_skipped": sum(len(v) for v in self._skipped.values()),
+            "skipped_by_reason": dict(Counter({k: len(v) for k, v in self._skipped.items()})),
+            "pages_failed": sum(len(v) for v in self._failed.values()),
+            "failed_by_reason": {k: len(v) for k, v in self._failed.items()},
+            "chunks_stored": self._chunks,
+            "elapsed_seconds": round(time.monotonic() - self._started, 2),
+        }
+
+    def _spider_closed(self, spider: Spider, reason: str) -> None:
+        summary = self.summary(reason)
+        report_file = self._write_report(summary)
+        stats = self.crawler.stats
+        for key in ("pages_crawled", "pages_stored", "pages_skipped", "pages_failed",
+                    "chunks_stored", "elapsed_seconds"):
+            stats.set_value(f"harvester/summary/{key}", summary[key])
+        if report_file:
+            stats.set_value("harvester/summary/report_file", report_file)
+        logger.info("%s", format_summary(summary, report_file))
+
+    def _write_report(self, summary: dict[str, Any]) -> str | None:
+        if not self._report_dir:
+            return None
+        directory = Path(self._report_dir)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        path = directory / f"{summary['spider']}-{stamp}.json"
+        body = {**summary, "skipped": dict(self._skipped), "failed": dict(self._failed)}
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(body, indent=1, sort_keys=True), encoding="utf-8")
+        except OSError as exc:
+            logger.warning("Cannot write the run report to %s: %s", path, exc)
+            return None
+        return str(path)
+
+
+def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
+    """The human summary block."""
+    lines = [
+        "Harvester run summary",
+        f"  spider:         {summary['spider']} (finished: {summary['finish_reason']})",
+        f"  pages crawled:  {summary['pages_crawled']}",
+        f"  pages stored:   {summary['pages_stored']}",
+        f"  pages skipped:  {summary['pages_skipped']} {_by_reason(summary['skipped_by_reason'])}",
+        f"  pages failed:   {summary['pages_failed']} {_by_reason(summary['failed_by_reason'])}",
+        f"  chunks stored:  {summary['chunks_stored']}",
+        f"  elapsed:        {summary['elapsed_seconds']:.1f} s",
+    ]
+    if report_file:
+        lines.append(f"  report:         {report_file} (every skipped and failed URL)")
+    return "\n".join(lines)
+
+
+def _by_reason(counts: dict[str, int]) -> str:
+    return "(" + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + ")" if counts else ""
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")

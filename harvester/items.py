@@ -1,0 +1,41 @@
+"""The item contract: one PageItem per stored page (and one JSONL line in the feed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class PageItem:
+    """A content page, as extracted, then chunked, embedded and indexed by the pipelines.
+
+    ``chunks`` holds plain dicts (``id``, ``index``, ``text``, ``heading_path``, ``token_count``)
+    so that the feed shows them as they are stored. ``vectors`` is filled by the embedding
+    pipeline for the index pipeline and is left out of feeds (``FEED_EXPORT_FIELDS``).
+    """
+
+    url: str
+    title: str
+    markdown: str
+    lang: str | None = None
+    description: str | None = None
+    headings: list[dict[str, Any]] = field(default_factory=list)
+    breadcrumbs: list[str] = field(default_factory=list)
+    section: str = ""
+    content_hash: str = ""
+    etag: str | None = None
+    last_modified: str | None = None
+    fetched_at: str = ""
+    status: int = 200
+    rendered: bool = False
+    quality: float = 0.0
+    degraded: bool = False
+    source_type: str = "web"
+    domain: str = ""
+    requested_url: str = ""
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    vectors: list[list[float]] | None = None
+
+
+EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name != "vectors"]

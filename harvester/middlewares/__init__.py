@@ -1,0 +1,1 @@
+"""Harvester's downloader and spider middlewares."""

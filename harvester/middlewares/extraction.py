@@ -1,0 +1,112 @@
+"""Turn every HTML page response into a PageItem; spiders never build items."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Response
+from scrapy.utils.asyncio import run_in_thread
+
+from harvester.content.extract import ExtractedPage, NoContent, extract_page
+from harvester.content.urls import canonical_url, content_hash, in_scope
+from harvester.items import PageItem
+from harvester.signals import page_failed, page_skipped
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+
+class ExtractionMiddleware:
+    """Spider middleware: after a callback's own output, yield one PageItem for its HTML response.
+
+    Extraction (trafilatura + markdownify, see ``harvester.content.extract``) runs in a worker
+    thread so downloads go on meanwhile.
+    Settings: ``HARVESTER_EXTRACTION_ENABLED``, ``HARVESTER_EXTRACTION_MIN_CHARS``.
+    Meta: ``harvester_dont_extract`` (robots.txt, sitemaps...).
+    Stats: ``harvester/pages/crawled``, ``harvester/pages/extracted``,
+    ``harvester/pages/skipped/<reason>``, ``harvester/pages/failed/extraction_error``.
+    Signals sent: ``page_skipped``, ``page_failed``.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("HARVESTER_EXTRACTION_ENABLED"):
+            raise NotConfigured
+        self.crawler = crawler
+        self._min_chars = crawler.settings.getint("HARVESTER_EXTRACTION_MIN_CHARS")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        async for element in result:
+            yield element
+        if isinstance(response, HtmlResponse) and not response.meta.get("harvester_dont_extract"):
+            item = await self._extract(response)
+            if item is not None:
+                yield item
+
+    async def _extract(self, response: HtmlResponse) -> PageItem | None:
+        stats = self.crawler.stats
+        stats.inc_value("harvester/pages/crawled")
+        try:
+            page = await run_in_thread(extract_page, response.text, response.url, min_chars=self._min_chars)
+        except NoContent as exc:
+            self._report(page_skipped, response.url, exc.reason, "skipped")
+            return None
+        except Exception:
+            logger.exception("Extraction failed on %s", response.url)
+            self._report(page_failed, response.url, "extraction_error", "failed")
+            return None
+        stats.inc_value("harvester/pages/extracted")
+        return self._page_item(response, page)
+
+    def _report(self, signal: object, url: str, reason: str, kind: str) -> None:
+        self.crawler.stats.inc_value(f"harvester/pages/{kind}/{reason}")
+        logger.info("Page %s %s: %s", kind, reason, url)
+        self.crawler.signals.send_catch_log(signal, url=url, reason=reason)
+
+    def _page_item(self, response: HtmlResponse, page: ExtractedPage) -> PageItem:
+        url = self._final_url(response, page.canonical_url)
+        return PageItem(
+            url=url,
+            title=page.title,
+            markdown=page.markdown,
+            lang=page.lang,
+            description=page.description,
+            headings=page.headings,
+            breadcrumbs=page.breadcrumbs,
+            section=" > ".join(page.breadcrumbs),
+            content_hash=content_hash(page.markdown),
+            etag=_header(response, b"ETag"),
+            last_modified=_header(response, b"Last-Modified"),
+            fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            status=response.status,
+            rendered="playwright" in response.flags,
+            quality=page.quality,
+            degraded=page.degraded,
+            domain=(urlsplit(url).hostname or "").lower(),
+            requested_url=response.request.url if response.request else response.url,
+        )
+
+    def _final_url(self, response: HtmlResponse, canonical: str | None) -> str:
+        """The page's canonical URL when it points inside the crawl's scope, else the final URL."""
+        start = getattr(self.crawler.spider, "start_url", response.url)
+        if canonical and in_scope(canonical, start):
+            return canonical_url(canonical)
+        return canonical_url(response.url)
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None

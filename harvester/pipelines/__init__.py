@@ -1,0 +1,1 @@
+"""Item pipelines, in order: dedup -> chunking -> embedding -> index."""

@@ -1,0 +1,109 @@
+"""Embed every chunk with sentence-transformers, in batches that span pages."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import CloseSpider, NotConfigured
+
+from harvester.embedding import Embedder, ModelUnavailable, load_embedder
+from harvester.threads import Worker
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+    from harvester.items import PageItem
+
+logger = logging.getLogger(__name__)
+
+
+class EmbeddingPipeline:
+    """Set ``item.vectors`` (normalised, one per chunk).
+
+    Pages wait in a queue while the model encodes the previous batch in its own thread; the next
+    batch takes every waiting page (up to ``HARVESTER_EMBEDDING_BATCH_SIZE`` chunks), so batches
+    grow when the model is the bottleneck and downloads go on meanwhile.
+    Settings: ``HARVESTER_EMBEDDING_ENABLED``, ``HARVESTER_EMBEDDING_MODEL``,
+    ``HARVESTER_EMBEDDING_DEVICE``, ``HARVESTER_EMBEDDING_BATCH_SIZE``.
+    Stats: ``harvester/embedding/chunks``, ``harvester/embedding/batches``,
+    ``harvester/embedding/max_batch``.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not settings.getbool("HARVESTER_EMBEDDING_ENABLED"):
+            raise NotConfigured
+        self._stats = crawler.stats
+        self._model_name = settings.get("HARVESTER_EMBEDDING_MODEL")
+        self._device = settings.get("HARVESTER_EMBEDDING_DEVICE")
+        self._batch_size = settings.getint("HARVESTER_EMBEDDING_BATCH_SIZE")
+        if self._batch_size < 1:
+            raise NotConfigured("HARVESTER_EMBEDDING_BATCH_SIZE must be at least 1")
+        self._worker = Worker("harvester-embedding")
+        self._waiting: list[tuple[list[str], asyncio.Future[list[list[float]]]]] = []
+        self._draining: asyncio.Task[None] | None = None
+        self._embedder: Embedder | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def open_spider(self) -> None:
+        try:
+            self._embedder = await self._worker.run(load_embedder, self._model_name, self._device)
+        except ModelUnavailable as exc:
+            logger.error("%s", exc)
+            raise CloseSpider("embedding_model_unavailable") from exc
+        logger.info("Embedding with %s on %s", self._model_name, self._embedder.model.device)
+
+    async def process_item(self, item: PageItem) -> PageItem:
+        texts = [chunk["text"] for chunk in item.chunks]
+        if not texts:
+            return item
+        future: asyncio.Future[list[list[float]]] = asyncio.get_running_loop().create_future()
+        self._waiting.append((texts, future))
+        if self._draining is None or self._draining.done():
+            self._draining = asyncio.ensure_future(self._drain())
+        item.vectors = await future
+        return item
+
+    async def _drain(self) -> None:
+        while self._waiting:
+            batch = self._take_batch()
+            texts = [text for page_texts, _ in batch for text in page_texts]
+            try:
+                vectors = await self._worker.run(self._encode, texts)
+                self._count(len(texts))
+            except Exception as exc:  # one failing batch must fail its pages, not the crawl
+                for _, future in batch:
+                    future.set_exception(exc)
+                continue
+            start = 0
+            for page_texts, future in batch:
+                future.set_result(vectors[start:start + len(page_texts)])
+                start += len(page_texts)
+
+    def _take_batch(self) -> list[tuple[list[str], asyncio.Future[list[list[float]]]]]:
+        batch, size = [], 0
+        while self._waiting and (not batch or size + len(self._waiting[0][0]) <= self._batch_size):
+            entry = self._waiting.pop(0)
+            batch.append(entry)
+            size += len(entry[0])
+        return batch
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        assert self._embedder is not None
+        return self._embedder.encode(texts, batch_size=self._batch_size)
+
+    def _count(self, chunks: int) -> None:
+        self._stats.inc_value("harvester/embedding/chunks", chunks)
+        self._stats.inc_value("harvester/embedding/batches")
+        self._stats.max_value("harvester/embedding/max_batch", chunks)
+
+    async def close_spider(self) -> None:
+        if self._draining is not None:
+            await self._draining
+        self._worker.close()

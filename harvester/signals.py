@@ -1,0 +1,8 @@
+"""Harvester's own signals, so that the run report learns about pages without reaching into components.
+
+``page_skipped(url, reason)``: a page was fetched but is not stored (no content, duplicate...).
+``page_failed(url, reason)``: a page could not be fetched or processed.
+"""
+
+page_skipped = object()
+page_failed = object()

@@ -1,0 +1,1 @@
+"""The three Harvester spiders: ``docs``, ``sitemap`` and ``site``."""

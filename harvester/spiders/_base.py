@@ -1,0 +1,132 @@
+"""What every Harvester spider shares: its arguments, its crawl scope, its page budget, its start.
+
+Spiders only decide what to fetch; the extraction middleware turns responses into items.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.exceptions import CloseSpider
+
+from harvester.content.urls import (
+    canonical_url,
+    compile_patterns,
+    in_scope,
+    url_allowed,
+    validate_start_url,
+)
+from harvester.failures import describe_failure
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from twisted.python.failure import Failure
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+
+def parse_max_pages(value: Any) -> int | None:
+    """``max_pages`` as a positive int, or None for no limit."""
+    if value in (None, "", "0", 0):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if number < 0:
+        raise ValueError(f"max_pages must be a positive integer, got {value!r}")
+    return number
+
+
+class HarvesterSpider(scrapy.Spider):
+    """Base of the Harvester spiders.
+
+    Arguments (``-a``): ``start`` (required URL), ``allow`` and ``deny`` (comma-separated URL
+    regexes), ``max_pages`` (page requests at most), ``collection`` (Qdrant collection; sets
+    ``HARVESTER_QDRANT_COLLECTION`` at spider priority). Setting: ``HARVESTER_SKIP_URL_PATTERNS``
+    (URL regexes of non-content pages, in addition to ``deny``).
+    Stats: ``harvester/spider/budget_exhausted``.
+    """
+
+    def __init__(
+        self,
+        start: str | None = None,
+        allow: str | None = None,
+        deny: str | None = None,
+        max_pages: str | int | None = None,
+        collection: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        # `start` is taken here: Spider.__init__ would copy it onto the `start()` method's name.
+        super().__init__(**kwargs)
+        self.start_url = validate_start_url(start)
+        self.allow = compile_patterns(allow)
+        self.deny = compile_patterns(deny)
+        self.max_pages = parse_max_pages(max_pages)
+        self.collection = collection
+        # OffsiteMiddleware compares host names without ports.
+        self.allowed_domains = [urlsplit(self.start_url).hostname or ""]
+        self._seen: set[str] = set()
+        self._budget_logged = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        if spider.collection:
+            crawler.settings.set("HARVESTER_QDRANT_COLLECTION", spider.collection, "spider")
+        return spider
+
+    async def start(self) -> AsyncIterator[Any]:
+        self._seen.add(canonical_url(self.start_url))
+        yield scrapy.Request(
+            self.start_url,
+            callback=self.parse,
+            errback=self.start_failed,
+            meta={"harvester_start": True},
+        )
+
+    def start_failed(self, failure: Failure) -> None:
+        """The start page could not be fetched: nothing else can be found, so stop with a reason."""
+        reason = describe_failure(failure)
+        logger.error("Cannot crawl the start URL %s: %s", self.start_url, reason)
+        raise CloseSpider("start_url_failed")
+
+    def wants(self, url: str) -> bool:
+        """Whether ``url`` is a page of this crawl: in scope, allowed, not a non-content URL."""
+        if not in_scope(url, self.start_url):
+            return False
+        skip = self._skip_patterns()
+        return url_allowed(url, self.allow, self.deny) and url_allowed(url, [], skip)
+
+    def claim(self, url: str) -> bool:
+        """Reserve a page request for ``url``: False if it was claimed before or the budget is spent."""
+        key = canonical_url(url)
+        if key in self._seen:
+            return False
+        if self.max_pages is not None and len(self._seen) >= self.max_pages:
+            if not self._budget_logged:
+                self._budget_logged = True
+                logger.info("max_pages=%d reached: no more pages are scheduled", self.max_pages)
+            self.crawler.stats.inc_value("harvester/spider/budget_exhausted")
+            return False
+        self._seen.add(key)
+        return True
+
+    def page_request(self, url: str, callback: Callable[..., Any]) -> scrapy.Request | None:
+        """A request for a content page, or None when ``url`` is out of scope, seen or over budget."""
+        if not self.wants(url) or not self.claim(url):
+            return None
+        return scrapy.Request(url, callback=callback)
+
+    def parse(self, response: scrapy.http.Response, **kwargs: Any) -> Any:
+        return ()
+
+    def _skip_patterns(self) -> list[Any]:
+        if not hasattr(self, "_skip"):
+            self._skip = compile_patterns(self.settings.getlist("HARVESTER_SKIP_URL_PATTERNS"))
+        return self._skip

@@ -1,0 +1,38 @@
+"""``docs``: walk a documentation site by its own navigation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import scrapy
+from scrapy.http import HtmlResponse, Response
+
+from harvester.content.navigation import pager_links, toc_links
+from harvester.spiders._base import HarvesterSpider
+
+
+class DocsSpider(HarvesterSpider):
+    """Follow prev/next links (``<link rel=next>``, pager controls of the common generators) and
+    the sidebar / table of contents inside the start URL's path prefix, so a broken chain loses
+    no page. Cycles end because every URL is claimed once.
+
+    Stats: ``harvester/docs/pager_links``, ``harvester/docs/toc_links`` (requests scheduled).
+    """
+
+    name = "docs"
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[scrapy.Request]:
+        if not isinstance(response, HtmlResponse):
+            return
+        # Pager links first: they carry the reading order, so they get a higher priority.
+        for kind, hrefs, priority in (
+            ("pager_links", pager_links(response.selector), 1),
+            ("toc_links", toc_links(response.selector), 0),
+        ):
+            for href in hrefs:
+                request = self.page_request(response.urljoin(href), self.parse)
+                if request is not None:
+                    request.priority = priority
+                    self.crawler.stats.inc_value(f"harvester/docs/{kind}")
+                    yield request

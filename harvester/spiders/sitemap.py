@@ -1,0 +1,86 @@
+"""``sitemap``: crawl the pages a site's sitemaps list."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import scrapy
+from scrapy.http import Response
+from scrapy.spiders import SitemapSpider as ScrapySitemapSpider
+
+from harvester.content.urls import host_key, scope_prefix
+from harvester.signals import page_failed
+from harvester.spiders._base import HarvesterSpider
+
+logger = logging.getLogger(__name__)
+
+SITEMAP_SUFFIXES = (".xml", ".xml.gz", "/robots.txt")
+
+
+def sitemap_sources(start: str) -> list[str]:
+    """Where to look for sitemaps: the start URL itself when it is one, else robots.txt's
+    ``Sitemap:`` lines and ``sitemap.xml`` under the path prefix (and at the root)."""
+    parts = urlsplit(start)
+    if parts.path.endswith(SITEMAP_SUFFIXES):
+        return [start]
+    root = urlunsplit((parts.scheme, parts.netloc, "/", "", ""))
+    sources = [root + "robots.txt", root.rstrip("/") + scope_prefix(start) + "sitemap.xml"]
+    if scope_prefix(start) != "/":
+        sources.append(root + "sitemap.xml")
+    return sources
+
+
+class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
+    """Scrapy's SitemapSpider (robots.txt ``Sitemap:`` lines, sitemap indexes, gzipped sitemaps)
+    limited to the start URL's host and path prefix and to ``allow``/``deny``/``max_pages``.
+
+    Stats: ``harvester/sitemap/invalid``, ``harvester/sitemap/out_of_scope``.
+    """
+
+    name = "sitemap"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sitemap_urls = sitemap_sources(self.start_url)
+
+    async def start(self) -> AsyncIterator[Any]:
+        for url in self.sitemap_urls:
+            # A missing robots.txt or sitemap.xml at one of the probed places is normal.
+            yield scrapy.Request(
+                url,
+                callback=self._parse_sitemap,
+                meta={"harvester_dont_extract": True, "harvester_probe": True},
+            )
+
+    def sitemap_filter(self, entries: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
+        is_index = getattr(entries, "type", "") == "sitemapindex"
+        for entry in entries:
+            loc = entry.get("loc", "")
+            # Child sitemaps may live outside the path prefix, never on another host.
+            if (host_key(loc) == host_key(self.start_url)) if is_index else self._wants_page(loc):
+                yield entry
+            else:
+                self.crawler.stats.inc_value("harvester/sitemap/out_of_scope")
+
+    def _wants_page(self, url: str) -> bool:
+        return self.wants(url) and self.claim(url)
+
+    def _parse_sitemap(self, response: Response) -> Iterable[scrapy.Request]:
+        try:
+            requests = list(super()._parse_sitemap(response))
+        except Exception as exc:  # lxml and gzip raise many types on hostile bodies
+            logger.debug("Sitemap %s does not parse: %r", response.url, exc)
+            requests = []
+        if not requests and not response.url.endswith("/robots.txt"):
+            self.crawler.stats.inc_value("harvester/sitemap/invalid")
+            logger.error("Sitemap %s is invalid or lists no page in scope", response.url)
+            self.crawler.signals.send_catch_log(
+                page_failed, url=response.url, reason="invalid_sitemap"
+            )
+        for request in requests:
+            if request.callback == self._parse_sitemap:
+                request.meta["harvester_dont_extract"] = True
+            yield request

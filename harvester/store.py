@@ -1,0 +1,90 @@
+"""Qdrant access shared by the index pipeline and ``scrapy search``: client, collection, points."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+
+# Fixed so that a page's chunk keeps its point id across crawls and machines.
+POINT_NAMESPACE = uuid.UUID("6f1c4a52-9d1b-4e59-9a43-3f0cbd3c7a11")
+
+
+class CollectionMismatch(RuntimeError):
+    """The existing collection cannot hold this model's vectors."""
+
+
+def open_client(url: str | None, api_key: str | None, path: str) -> QdrantClient:
+    """A server client when ``url`` is set, else embedded local mode on disk at ``path``."""
+    if url:
+        return QdrantClient(url=url, api_key=api_key or None)
+    Path(path).mkdir(parents=True, exist_ok=True)
+    return QdrantClient(path=path)
+
+
+def ensure_collection(client: QdrantClient, name: str, vector: str, dimension: int) -> bool:
+    """Create the collection if missing (cosine distance); True if it was created.
+
+    Raises CollectionMismatch when it exists without a ``vector`` of ``dimension`` values.
+    """
+    if not client.collection_exists(name):
+        client.create_collection(
+            name,
+            vectors_config={vector: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
+        )
+        return True
+    vectors = client.get_collection(name).config.params.vectors
+    params = vectors.get(vector) if isinstance(vectors, dict) else None
+    if params is None:
+        have = ", ".join(f"{k} ({v.size})" for k, v in vectors.items()) if isinstance(vectors, dict) else str(vectors)
+        raise CollectionMismatch(
+            f"collection {name!r} has no vector named {vector!r} (it has: {have}); "
+            "use another collection or the model it was built with"
+        )
+    if params.size != dimension:
+        raise CollectionMismatch(
+            f"collection {name!r} stores {params.size}-dimensional {vector!r} vectors but the "
+            f"model makes {dimension}-dimensional ones; use another collection or delete this one"
+        )
+    return False
+
+
+def point_id(url: str, index: int) -> str:
+    """The deterministic point id of chunk ``index`` of the page at ``url``."""
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{url}#{index}"))
+
+
+def stale_chunks_filter(url: str, keep_ids: Sequence[str]) -> models.Filter:
+    """The points of ``url`` that are not among ``keep_ids``."""
+    return models.Filter(
+        must=[models.FieldCondition(key="metadata.source_url", match=models.MatchValue(value=url))],
+        must_not=[models.HasIdCondition(has_id=list(keep_ids))] if keep_ids else None,
+    )
+
+
+def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str) -> dict[str, Any]:
+    """The payload of one chunk's point: ``page_content`` + ``metadata``, as RAG frameworks read it."""
+    return {
+        "page_content": chunk["text"],
+        "metadata": {
+            "source_type": page.source_type,
+            "source_url": page.url,
+            "domain": page.domain,
+            "title": page.title,
+            "section": page.section,
+            "breadcrumbs": page.breadcrumbs,
+            "headings": list(chunk["heading_path"]),
+            "heading_path": " > ".join(chunk["heading_path"]),
+            "chunk_id": chunk["id"],
+            "chunk_index": chunk["index"],
+            "total_chunks": len(page.chunks),
+            "token_count": chunk["token_count"],
+            "content_hash": page.content_hash,
+            "etag": page.etag,
+            "last_modified": page.last_modified,
+            "harvested_at": harvested_at,
+        },
+    }

@@ -1,0 +1,8 @@
+"""CI: the packaged model offline and a throwaway local Qdrant."""
+
+import os
+
+from harvester.settings import *  # noqa: F403
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+HARVESTER_QDRANT_PATH = os.environ.get("HARVESTER_QDRANT_PATH", ".harvester/ci-qdrant")
