@@ -18,8 +18,8 @@ from harvester.exceptions import InvalidStartUrl
 # Listings, accounts, search and generated indexes carry no documentation of their own; assets are
 # already refused by LinkExtractor's IGNORED_EXTENSIONS, these are the HTML pages that still slip in.
 DEFAULT_SKIP_PATTERNS: tuple[str, ...] = (
-    r"/(log-?in|log-?out|sign-?in|sign-?up|sign-?out|register|account|auth)(/|\.html?$|$|\?)",
-    r"/(search|searchindex)(/|\.html?$|$|\?)",
+    r"/(log-?in|log-?out|sign-?in|sign-?up|sign-?out|register|account|auth)(/|$|\?)",
+    r"/(search|searchindex|404)(/|\.html?$|$|\?)",
     r"[?&](q|query|search|s)=",
     r"/(tag|tags|category|categories|author|authors|archive|archives)/",
     r"/(genindex|py-modindex|modindex)(-[a-z]+)?\.html?$",

@@ -1,0 +1,570 @@
+"""Heading-aware, token-bounded chunking of documentation Markdown.
+
+``chunk_markdown`` turns one page of Markdown into ``TextChunk`` objects for
+embedding.  Each chunk belongs to exactly one heading section, starts with that
+section's heading line so it reads on its own, and carries the stack of
+enclosing headings as ``heading_path``.
+
+Guarantees:
+
+* every chunk's ``token_count`` (measured by the caller's counter on the final
+  text) is ``<= max_tokens``; the final texts are verified in one batch and any
+  chunk that is over (tokenizers are not perfectly additive) is re-split;
+* fenced code blocks and GFM tables are never cut unless they alone exceed the
+  budget; their pieces are re-fenced (same fence and info string) or repeat the
+  table header, so every chunk has balanced fences;
+* prose is cut at sentence ends (Latin ``.!?`` + whitespace, CJK ``。！？``),
+  then at whitespace; only a single "word" longer than the budget is cut by
+  characters;
+* optional overlap repeats trailing *prose* sentences of the previous chunk of
+  the same section (never code or table pieces).
+
+Token counting is the expensive part, so it is batched: all headings and blocks
+of a page in one call, the split units of all oversized blocks of a page in one
+call, and the final verification in one call.  Block counts are summed while
+packing, which is exact for whitespace/WordPiece counters and approximately so
+for others; the verification pass catches the rest.
+
+Plain Python instead of ``semchunk``: we need Markdown-structure awareness
+(fences, tables, headings), sentence-level overlap and a cached, page-batched
+counter; semchunk only covers the generic recursive text split, which here is a
+few lines of regex.
+
+Only ATX headings are recognised (the converter emits ATX); setext headings and
+indented (non-fenced) code blocks are treated as prose.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+TokenCounter = Callable[[Sequence[str]], list[int]]
+
+__all__ = ["TextChunk", "TokenCounter", "chunk_markdown", "tokenizer_counter", "whitespace_counter"]
+
+# Re-splitting converges in 1-2 rounds for real tokenizers; the cap only guards
+# against a pathological counter before the character-level last resort.
+_MAX_ROUNDS = 8
+_BLOCK_SEP = "\n\n"
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
+_TABLE_DELIM = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+# Sphinx/MkDocs permalink anchors ("[¶](#id)") are noise in every chunk.
+_PERMALINK = re.compile(r"\[\s*(?:¶|§|#|🔗)?\s*\]\([^)]*\)")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_SENTENCE_SEP = re.compile(
+    r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+"  # Latin: needs whitespace after the stop
+    r"|(?:(?<=[。！？])(?![」』”’）)])|(?<=[。！？][」』”’）)]))\s*"  # CJK: no space needed
+    r"|\n(?=[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t])"  # list items end a "sentence" too
+)
+_SPACE = re.compile(r"\s+")
+_NEWLINE = re.compile(r"\n")
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    """One embeddable piece of a page."""
+
+    text: str
+    heading_path: tuple[str, ...]
+    token_count: int
+
+
+def whitespace_counter(texts: Sequence[str]) -> list[int]:
+    """Count whitespace-separated words; a cheap stand-in for a tokenizer."""
+    return [len(text.split()) for text in texts]
+
+
+def tokenizer_counter(tokenizer: Any) -> TokenCounter:
+    """Wrap a Hugging Face (fast) tokenizer as a batched TokenCounter."""
+
+    def count(texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        # verbose=False: pages are longer than model_max_length by design here.
+        encoded = tokenizer(
+            list(texts),
+            add_special_tokens=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+            verbose=False,
+        )
+        return [len(ids) for ids in encoded["input_ids"]]
+
+    return count
+
+
+def chunk_markdown(
+    markdown: str,
+    count_tokens: TokenCounter,
+    *,
+    max_tokens: int,
+    overlap_tokens: int = 0,
+) -> list[TextChunk]:
+    """Split one page of Markdown into heading-scoped chunks of <= max_tokens."""
+    if max_tokens < 1 or overlap_tokens < 0:
+        raise ValueError("max_tokens must be >= 1 and overlap_tokens >= 0")
+    sections = _Parser().parse(markdown)
+    if not sections:
+        return []
+    counts = _Counts(count_tokens)
+    counts.prime([s.heading for s in sections] + [b.text for s in sections for b in s.blocks])
+    layouts = [_layout(section, max_tokens, overlap_tokens, counts) for section in sections]
+    _prime_splits(layouts, counts)
+    drafts = [d for layout in layouts for d in _section_drafts(layout, overlap_tokens, counts)]
+    return _enforce_limit(drafts, max_tokens, counts)
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class _Block:
+    kind: str  # "prose" | "code" | "table"
+    lines: list[str]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass
+class _Section:
+    heading: str  # normalised heading line, "" before the first heading
+    path: tuple[str, ...]
+    blocks: list[_Block] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Span:
+    text: str
+    sep: str  # original whitespace that preceded it inside its block
+
+
+@dataclass(frozen=True)
+class _Piece:
+    text: str
+    tokens: int
+    kind: str
+    sep: str
+    block: int
+    wrap: tuple[str, str] | None = None  # fence/table header repeated around `inner`
+    inner: str = ""
+    overlap: bool = False
+
+
+@dataclass(frozen=True)
+class _Layout:
+    section: _Section
+    heading: str
+    budget: int
+    split_prose: bool  # sentence-split all prose so overlap can reuse sentences
+
+
+@dataclass(frozen=True)
+class _Draft:
+    path: tuple[str, ...]
+    heading: str
+    pieces: list[_Piece]
+
+    def text(self) -> str:
+        body = _join(self.pieces)
+        return (f"{self.heading}{_BLOCK_SEP}{body}" if self.heading else body).rstrip()
+
+
+class _Counts:
+    """Memoising front for the caller's counter, so each phase asks in one batch."""
+
+    def __init__(self, count_tokens: TokenCounter) -> None:
+        self._count = count_tokens
+        self._cache: dict[str, int] = {}
+
+    def prime(self, texts: Iterable[str]) -> None:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if not missing:
+            return
+        sizes = list(self._count(missing))
+        if len(sizes) != len(missing):
+            raise ValueError("count_tokens must return one count per text")
+        self._cache.update(zip(missing, sizes))
+
+    def many(self, texts: Iterable[str]) -> list[int]:
+        texts = list(texts)
+        self.prime(texts)
+        return [self._cache[t] for t in texts]
+
+    def one(self, text: str) -> int:
+        return self.many([text])[0]
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+class _Parser:
+    """Line-based block parser: just enough Markdown to know where not to cut."""
+
+    def __init__(self) -> None:
+        self.sections = [_Section("", ())]
+        self.stack: list[tuple[int, str]] = []
+        self.para: list[str] = []
+
+    def parse(self, markdown: str) -> list[_Section]:
+        lines = [line.rstrip() for line in markdown.splitlines()]
+        i = 0
+        while i < len(lines):
+            i = self._step(lines, i)
+        self._flush()
+        return [s for s in self.sections if s.blocks]
+
+    def _step(self, lines: list[str], i: int) -> int:
+        line = lines[i]
+        heading = _HEADING.match(line)
+        if heading or not line or _fence_of(line) or _is_table_start(lines, i):
+            self._flush()
+        if heading:
+            self._open_section(len(heading.group(1)), heading.group(2) or "")
+            return i + 1
+        if fence := _fence_of(line):
+            return self._read_code(lines, i, fence)
+        if _is_table_start(lines, i):
+            return self._read_table(lines, i)
+        if line:
+            self.para.append(line)
+        return i + 1
+
+    def _flush(self) -> None:
+        if self.para:
+            self._add(_Block("prose", self.para))
+            self.para = []
+
+    def _add(self, block: _Block) -> None:
+        self.sections[-1].blocks.append(block)
+
+    def _open_section(self, level: int, raw: str) -> None:
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+        self.stack.append((level, _heading_title(raw)))
+        line = f"{'#' * level} {_PERMALINK.sub('', raw).strip()}".rstrip()
+        self.sections.append(_Section(line, tuple(title for _, title in self.stack)))
+
+    def _read_code(self, lines: list[str], i: int, fence: tuple[str, str]) -> int:
+        indent, marker = fence
+        end = i + 1
+        while end < len(lines) and not _closes(lines[end], marker):
+            end += 1
+        body = lines[i : end + 1]
+        if end >= len(lines):  # unclosed fence runs to EOF; close it to keep chunks balanced
+            body.append(indent + marker)
+        self._add(_Block("code", body))
+        return end + 1
+
+    def _read_table(self, lines: list[str], i: int) -> int:
+        end = i + 2
+        while end < len(lines) and "|" in lines[end] and not _fence_of(lines[end]):
+            end += 1
+        self._add(_Block("table", lines[i:end]))
+        return end
+
+
+def _fence_of(line: str) -> tuple[str, str] | None:
+    match = _FENCE.match(line)
+    if not match or (match.group(2)[0] == "`" and "`" in match.group(3)):
+        return None  # a backtick "info string" with backticks is inline code
+    return match.group(1), match.group(2)
+
+
+def _closes(line: str, marker: str) -> bool:
+    stripped = line.strip()
+    return len(stripped) >= len(marker) and set(stripped) == {marker[0]}
+
+
+def _is_table_start(lines: list[str], i: int) -> bool:
+    return (
+        i + 1 < len(lines)
+        and "|" in lines[i]
+        and "|" in lines[i + 1]
+        and bool(_TABLE_DELIM.match(lines[i + 1]))
+    )
+
+
+def _heading_title(raw: str) -> str:
+    text = _LINK.sub(r"\1", _PERMALINK.sub("", raw)).replace("`", "")
+    return " ".join(_ESCAPE.sub(r"\1", text).split())
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def _layout(section: _Section, max_tokens: int, overlap: int, counts: _Counts) -> _Layout:
+    heading = section.heading
+    if heading and counts.one(heading) > max_tokens // 2:
+        heading = ""  # a monster heading would starve the body; heading_path still has it
+    budget = max_tokens - (counts.one(heading) if heading else 0)
+    total = sum(counts.many(b.text for b in section.blocks))
+    return _Layout(section, heading, budget, overlap > 0 and total > budget)
+
+
+def _needs_split(block: _Block, layout: _Layout, counts: _Counts) -> bool:
+    too_big = counts.one(block.text) > layout.budget
+    return too_big or (layout.split_prose and block.kind == "prose")
+
+
+def _prime_splits(layouts: list[_Layout], counts: _Counts) -> None:
+    """Count the split units of all oversized blocks of a page in two batches."""
+    units = [(span, lay.budget) for lay in layouts for span in _split_units(lay, counts)]
+    counts.prime(span.text for span, _ in units)
+    over = [span for span, budget in units if counts.one(span.text) > budget]
+    counts.prime(word.text for span in over for word in _words(span))
+
+
+def _split_units(layout: _Layout, counts: _Counts) -> list[_Span]:
+    """The spans _split_block will count first (a superset for code and tables)."""
+    spans: list[_Span] = []
+    for block in layout.section.blocks:
+        if not _needs_split(block, layout, counts):
+            continue
+        if block.kind == "prose":
+            spans.extend(_split_on(block.text, _SENTENCE_SEP))
+        else:
+            spans.extend(_split_on(block.text, _NEWLINE))
+            spans.append(_Span(_wrapper(block)[0], ""))
+    return spans
+
+
+def _section_drafts(layout: _Layout, overlap: int, counts: _Counts) -> list[_Draft]:
+    groups = [_block_group(b, i, layout, counts) for i, b in enumerate(layout.section.blocks)]
+    packed = _pack_groups(groups, layout.budget, overlap)
+    return [_Draft(layout.section.path, layout.heading, pieces) for pieces in packed]
+
+
+def _block_group(block: _Block, index: int, layout: _Layout, counts: _Counts) -> list[_Piece]:
+    if _needs_split(block, layout, counts):
+        return _split_block(block, index, layout.budget, counts)
+    return [_Piece(block.text, counts.one(block.text), block.kind, _BLOCK_SEP, index)]
+
+
+def _pack_groups(groups: list[list[_Piece]], budget: int, overlap: int) -> list[list[_Piece]]:
+    """Greedy packing; a block that fits a fresh chunk is never spread over two."""
+    chunks: list[list[_Piece]] = []
+    current: list[_Piece] = []
+    for group in groups:
+        size = sum(p.tokens for p in group)
+        if current and size <= budget and _tokens(current) + size > budget:
+            chunks.append(current)
+            current = _overlap(current, min(overlap, budget - size))
+        for piece in group:
+            if current and _tokens(current) + piece.tokens > budget:
+                chunks.append(current)
+                current = _overlap(current, min(overlap, budget - piece.tokens))
+            current.append(piece)
+    return chunks + [current] if current else chunks
+
+
+def _overlap(previous: list[_Piece], limit: int) -> list[_Piece]:
+    """Trailing prose of the previous chunk, never all of it, within limit tokens."""
+    taken: list[_Piece] = []
+    if limit <= 0:
+        return taken
+    for piece in reversed(previous[1:]):
+        if piece.kind != "prose" or _tokens(taken) + piece.tokens > limit:
+            break
+        taken.append(replace(piece, overlap=True))
+    return taken[::-1]
+
+
+def _tokens(pieces: list[_Piece]) -> int:
+    return sum(p.tokens for p in pieces)
+
+
+def _join(pieces: list[_Piece]) -> str:
+    parts = [pieces[0].text]
+    for prev, piece in zip(pieces, pieces[1:]):
+        parts.append(piece.sep if piece.block == prev.block else _BLOCK_SEP)
+        parts.append(piece.text)
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- splitting
+
+
+def _split_block(block: _Block, index: int, budget: int, counts: _Counts) -> list[_Piece]:
+    if block.kind == "prose":
+        return _prose_pieces(_split_on(block.text, _SENTENCE_SEP), index, budget, counts, "")
+    prefix, suffix, inner = _wrapper(block)
+    return _wrapped_pieces((prefix, suffix), inner, block.kind, index, budget, counts)
+
+
+def _wrapper(block: _Block) -> tuple[str, str, str]:
+    """(prefix, suffix, inner text): what each piece of a code block/table repeats."""
+    if block.kind == "code":
+        return block.lines[0], block.lines[-1], "\n".join(block.lines[1:-1])
+    return "\n".join(block.lines[:2]), "", "\n".join(block.lines[2:])
+
+
+def _prose_pieces(
+    spans: list[_Span], index: int, budget: int, counts: _Counts, sep: str
+) -> list[_Piece]:
+    sized = _fit(spans, budget, counts)
+    pieces = [_Piece(s.text, n, "prose", s.sep, index) for s, n in sized]
+    return [replace(pieces[0], sep=sep)] + pieces[1:] if pieces else []
+
+
+def _wrapped_pieces(
+    wrap: tuple[str, str], inner: str, kind: str, index: int, budget: int, counts: _Counts
+) -> list[_Piece]:
+    overhead = sum(counts.many(t for t in wrap if t))
+    lines = _split_on(inner, _NEWLINE)
+    if not lines or overhead >= budget:
+        # The wrapper alone eats the budget: plain lines keep the hard limit
+        # (code loses its fences rather than leaving them unbalanced).
+        plain = inner if kind == "code" and lines else _wrap(wrap, inner)
+        wrap, overhead, lines = ("", ""), 0, _split_on(plain, _NEWLINE)
+    sized = _pack(_fit(lines, budget - overhead, counts), budget - overhead)
+    return [
+        _Piece(_wrap(wrap, s.text), n + overhead, kind, _BLOCK_SEP, index, wrap, s.text)
+        for s, n in sized
+    ]
+
+
+def _wrap(wrap: tuple[str, str], inner: str) -> str:
+    return "\n".join(part for part in (wrap[0], inner, wrap[1]) if part)
+
+
+def _split_on(text: str, pattern: re.Pattern[str]) -> list[_Span]:
+    """Non-blank spans between separator matches, each remembering its separator."""
+    spans: list[_Span] = []
+    sep, start = "", 0
+    for match in pattern.finditer(text):
+        chunk = text[start : match.start()]
+        if chunk.strip():
+            spans.append(_Span(chunk, sep))
+            sep = match.group()
+        else:
+            sep += chunk + match.group()
+        start = match.end()
+    if text[start:].strip():
+        spans.append(_Span(text[start:], sep))
+    return spans
+
+
+def _fit(spans: list[_Span], budget: int, counts: _Counts) -> list[tuple[_Span, int]]:
+    """Spans with counts, over-budget ones replaced by word groups (one batch per level)."""
+    sizes = counts.many(s.text for s in spans)
+    over = [s for s, n in zip(spans, sizes) if n > budget]
+    counts.prime(w.text for s in over for w in _words(s))
+    fitted: list[tuple[_Span, int]] = []
+    for span, size in zip(spans, sizes):
+        fitted.extend([(span, size)] if size <= budget else _fit_words(span, budget, counts))
+    return fitted
+
+
+def _words(span: _Span) -> list[_Span]:
+    words = _split_on(span.text, _SPACE)
+    return [replace(words[0], sep=span.sep)] + words[1:] if words else []
+
+
+def _fit_words(span: _Span, budget: int, counts: _Counts) -> list[tuple[_Span, int]]:
+    words = _words(span)
+    sized: list[tuple[_Span, int]] = []
+    for word, size in zip(words, counts.many(w.text for w in words)):
+        sized.extend([(word, size)] if size <= budget else _char_pieces(word, budget, counts))
+    return _pack(sized, budget)
+
+
+def _char_pieces(word: _Span, budget: int, counts: _Counts) -> list[tuple[_Span, int]]:
+    pieces: list[tuple[_Span, int]] = []
+    rest, sep = word.text, word.sep
+    while rest:
+        cut = _longest_prefix(rest, budget, counts)
+        pieces.append((_Span(rest[:cut], sep), counts.one(rest[:cut])))
+        rest, sep = rest[cut:], ""
+    return pieces
+
+
+def _longest_prefix(text: str, budget: int, counts: _Counts) -> int:
+    # Binary search is sequential, but only words longer than the whole budget get here.
+    low, high = 1, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if counts.one(text[:mid]) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _pack(sized: list[tuple[_Span, int]], budget: int) -> list[tuple[_Span, int]]:
+    packed: list[tuple[list[str], str, int]] = []
+    for span, size in sized:
+        if packed and packed[-1][2] + size <= budget:
+            parts, sep, total = packed[-1]
+            parts.extend((span.sep, span.text))
+            packed[-1] = (parts, sep, total + size)
+        else:
+            packed.append(([span.text], span.sep, size))
+    return [(_Span("".join(parts), sep), total) for parts, sep, total in packed]
+
+
+# --------------------------------------------------------------------------- verification
+
+
+def _enforce_limit(drafts: list[_Draft], max_tokens: int, counts: _Counts) -> list[TextChunk]:
+    for _ in range(_MAX_ROUNDS):
+        texts = [d.text() for d in drafts]
+        sizes = counts.many(texts)
+        if max(sizes, default=0) <= max_tokens:
+            return [TextChunk(t, d.path, n) for t, d, n in zip(texts, drafts, sizes)]
+        excess = [size - max_tokens for size in sizes]
+        drafts = [
+            part
+            for draft, over in zip(drafts, excess)
+            for part in (_shrink(draft, over, counts) if over > 0 else [draft])
+        ]
+    return _last_resort(drafts, max_tokens, counts)
+
+
+def _shrink(draft: _Draft, excess: int, counts: _Counts) -> list[_Draft]:
+    pieces = draft.pieces
+    if any(p.overlap for p in pieces):
+        return [replace(draft, pieces=[p for p in pieces if not p.overlap])]
+    if len(pieces) > 1:
+        mid = _midpoint(pieces)
+        return [replace(draft, pieces=pieces[:mid]), replace(draft, pieces=pieces[mid:])]
+    target = max(1, counts.one(pieces[0].text) - excess)
+    return [replace(draft, pieces=[p]) for p in _resplit(pieces[0], target, counts)]
+
+
+def _midpoint(pieces: list[_Piece]) -> int:
+    half, running = _tokens(pieces) / 2, 0
+    for i, piece in enumerate(pieces[:-1], start=1):
+        running += piece.tokens
+        if running >= half:
+            return i
+    return len(pieces) - 1
+
+
+def _resplit(piece: _Piece, target: int, counts: _Counts) -> list[_Piece]:
+    if piece.wrap is not None:
+        return _wrapped_pieces(piece.wrap, piece.inner, piece.kind, piece.block, target, counts)
+    spans = _split_on(piece.text, _SENTENCE_SEP)
+    return _prose_pieces(spans, piece.block, target, counts, piece.sep)
+
+
+def _last_resort(drafts: list[_Draft], max_tokens: int, counts: _Counts) -> list[TextChunk]:
+    """Character cuts measured on the final strings: ugly, but the limit is hard."""
+    chunks: list[TextChunk] = []
+    for draft in drafts:
+        text = draft.text()
+        cuts = [(_Span(text, ""), counts.one(text))]
+        if cuts[0][1] > max_tokens:
+            cuts = _char_pieces(_Span(text, ""), max_tokens, counts)
+        for span, _ in cuts:
+            if span.text.strip():
+                cut = span.text.rstrip()
+                chunks.append(TextChunk(cut, draft.path, counts.one(cut)))
+    return chunks

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+EVAL_DIR = REPO.parent / "shared" / "eval"
+DOC_ROOTS = {
+    "flask": Path("/usr/share/doc/python-flask-doc/html"),
+    "requests": Path("/usr/share/doc/python-requests-doc/html"),
+    "scrapy": Path("/usr/share/doc/python-scrapy-doc/html"),
+}
+
+
+def doc_root(corpus: str) -> Path:
+    root = DOC_ROOTS[corpus]
+    if not root.is_dir():
+        pytest.skip(f"{root} is missing: apt-get install python-{corpus}-doc")
+    return root
+
+
+def truth_pages(corpus: str) -> list[dict[str, Any]]:
+    path = EVAL_DIR / "truth" / f"{corpus}.jsonl"
+    if not path.exists():
+        pytest.skip(f"the public scorer is missing at {EVAL_DIR}")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> Any:
+    from harvester.embedding import load_embedder
+
+    return load_embedder("sentence-transformers/all-MiniLM-L6-v2").tokenizer
+
+
+def qdrant_points(path: Path, collection: str = "harvester") -> list[Any]:
+    """Every point of a local Qdrant store (opened after the crawl process has exited)."""
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(path))
+    try:
+        points, offset = [], None
+        while True:
+            batch, offset = client.scroll(collection, limit=512, offset=offset, with_payload=True)
+            points.extend(batch)
+            if offset is None:
+                return points
+    finally:
+        client.close()

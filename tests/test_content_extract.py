@@ -1,0 +1,365 @@
+"""Tests for harvester.content.extract (no network, no Scrapy).
+
+Real pages come from Debian's python-flask-doc package (Sphinx, pallets
+theme); those tests are skipped when it is not installed. Small inline
+snippets cover the converter rules and the fallbacks.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import pytest
+
+from harvester.content import extract as extract_mod
+from harvester.content.extract import ExtractedPage, NoContent, extract_page
+from harvester.content.markdown import tidy_markdown
+
+FLASK_DOCS = "/usr/share/doc/python-flask-doc/html"
+BASE = "http://127.0.0.1:18300"
+FILLER = (
+    "This paragraph exists so that the page carries enough words to count as real content "
+    "for the extractor's minimum length check."
+)
+
+
+def _flask_page(name: str) -> str:
+    path = os.path.join(FLASK_DOCS, name)
+    if not os.path.exists(path):
+        if os.path.exists(path + ".gz"):
+            import gzip
+
+            with gzip.open(path + ".gz", "rt", encoding="utf-8") as fh:
+                return fh.read()
+        pytest.skip(f"{path} not installed (apt-get install python-flask-doc)")
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def _doc(body: str, *, title: str = "Test page", head: str = "") -> str:
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>{head}"
+            f"</head><body>{body}</body></html>")
+
+
+def _fences(md: str) -> list[str]:
+    return [line for line in md.split("\n") if line.lstrip().startswith("```")]
+
+
+def _assert_tidy(md: str) -> None:
+    assert md.endswith("\n") and not md.endswith("\n\n")
+    assert "\n\n\n" not in md
+    outside_code, fence = [], False
+    for line in md.split("\n"):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        elif not fence:
+            outside_code.append(line)
+    assert all(line == line.rstrip() for line in outside_code)
+
+
+# --------------------------------------------------------------------------
+# Real Sphinx pages (Flask documentation)
+# --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def quickstart() -> ExtractedPage:
+    return extract_page(_flask_page("quickstart.html"), f"{BASE}/quickstart.html")
+
+
+def test_quickstart_metadata(quickstart: ExtractedPage) -> None:
+    assert quickstart.title == "Quickstart"  # " — Flask Documentation (2.2.x)" suffix stripped
+    assert quickstart.lang == "en"
+    assert quickstart.breadcrumbs == ["Flask Documentation (2.2.x)", "Quickstart"]
+    assert quickstart.degraded is False
+    assert 0.8 <= quickstart.quality <= 1.0
+
+
+def test_quickstart_headings_are_atx_with_levels(quickstart: ExtractedPage) -> None:
+    md = quickstart.markdown
+    assert md.startswith("# Quickstart\n")
+    assert "\n## A Minimal Application\n" in md
+    assert "\n### Variable Rules\n" in md
+    assert "\n### Unique URLs / Redirection Behavior\n" in md
+    assert not re.search(r"^=+$", md, re.M)  # no setext underlines
+    assert "Quickstart\n---" not in md and "A Minimal Application\n---" not in md
+    assert quickstart.headings[0] == {"level": 1, "text": "Quickstart"}
+    assert {"level": 3, "text": "Variable Rules"} in quickstart.headings
+    assert all("¶" not in h["text"] for h in quickstart.headings)
+
+
+def test_quickstart_code_blocks_fenced_with_language_and_indentation(quickstart: ExtractedPage) -> None:
+    md = quickstart.markdown
+    assert (
+        "```python\n"
+        "from flask import Flask\n"
+        "\n"
+        "app = Flask(__name__)\n"
+        "\n"
+        '@app.route("/")\n'
+        "def hello_world():\n"
+        '    return "<p>Hello, World!</p>"\n'
+        "```\n"
+    ) in md
+    # Sphinx's highlight-text blocks keep their language tag and exact text.
+    assert "```text\n$ flask --app hello run\n * Serving Flask app 'hello'\n" in md
+    assert len(_fences(md)) % 2 == 0
+    assert "````" not in md  # no doubled fences
+
+
+def test_quickstart_has_no_chrome(quickstart: ExtractedPage) -> None:
+    md = quickstart.markdown
+    assert "¶" not in md
+    for chrome in ("Quick search", "Navigation", "Previous: Installation", "Next: Tutorial",
+                   "Related Topics", "modules |", "Show Source"):
+        assert chrome not in md, chrome
+    _assert_tidy(md)
+
+
+def test_quickstart_links_absolute_and_tables(quickstart: ExtractedPage) -> None:
+    md = quickstart.markdown
+    assert "[Installation](http://127.0.0.1:18300/installation.html)" in md
+    assert "](http://127.0.0.1:18300/api.html#flask.Flask)" in md
+    assert not re.search(r"\]\((?!https?://|mailto:)", md)  # every link target absolute
+    assert "| `string` | (default) accepts any text without a slash |\n| --- | --- |\n" in md
+    assert "![The interactive debugger in action.](http://127.0.0.1:18300/_images/debugger.png)" in md
+
+
+def test_api_page_signatures_and_escaping() -> None:
+    page = extract_page(_flask_page("api.html"), f"{BASE}/api.html")
+    md = page.markdown
+    assert page.title == "API"
+    assert "\n## Application Object\n" in md
+    # Literal underscores in prose are escaped, never inside code.
+    assert "*import\\_name*" in md
+    # Code inside a definition (dd) keeps its exact text under the
+    # definition's uniform 4-space indent.
+    assert "    ```python\n    from flask import Flask\n    app = Flask(__name__)\n    ```" in md
+    assert "`__init__.py`" in md
+    assert "Quick search" not in md and "¶" not in md
+    assert len(_fences(md)) % 2 == 0
+
+
+def test_big_page_is_reasonably_fast() -> None:
+    html = _flask_page("quickstart.html")
+    extract_page(html, f"{BASE}/quickstart.html")  # warm imports
+    start = time.perf_counter()
+    extract_page(html, f"{BASE}/quickstart.html")
+    # Typically ~25 ms; the bound only catches pathological regressions.
+    assert time.perf_counter() - start < 1.0
+
+
+# --------------------------------------------------------------------------
+# Converter rules on small snippets
+# --------------------------------------------------------------------------
+
+def test_table_cells_with_pipes_are_escaped() -> None:
+    html = _doc(
+        "<main><h1>Operators</h1><p>" + FILLER + "</p>"
+        "<table><thead><tr><th>Operator</th><th>Meaning</th></tr></thead><tbody>"
+        "<tr><td><code>a | b</code></td><td>union of a or b</td></tr>"
+        "<tr><td>x || y</td><td>logical or</td></tr></tbody></table></main>")
+    md = extract_page(html, "https://example.org/ops.html").markdown
+    assert "| Operator | Meaning |\n| --- | --- |\n" in md
+    assert "| `a \\| b` | union of a or b |" in md
+    assert "| x \\|\\| y | logical or |" in md
+
+
+def test_nested_pre_gives_one_fence() -> None:
+    html = _doc(
+        "<div role='main'><h1>Nested</h1><p>" + FILLER + "</p>"
+        "<div class='highlight-python notranslate'><div class='highlight'>"
+        "<pre><span></span><span class='k'>def</span> <span class='nf'>f</span>():\n"
+        "    <span class='k'>return</span> 1\n</pre></div></div>"
+        "<pre><code class='language-js'>const a = 1;\n  if (a) {}</code></pre>"
+        "<pre><pre>inner = True</pre></pre></div>")
+    md = extract_page(html, "https://example.org/n.html").markdown
+    assert "```python\ndef f():\n    return 1\n```" in md
+    assert "```js\nconst a = 1;\n  if (a) {}\n```" in md
+    assert "```\ninner = True\n```" in md
+    # Exactly one opening and one closing fence per block, nothing doubled.
+    assert _fences(md) == ["```python", "```", "```js", "```", "```", "```"]
+
+
+def test_code_containing_backticks_gets_longer_fence() -> None:
+    html = _doc("<div role='main'><p>" + FILLER + "</p><pre>Write ```python\nblocks```</pre></div>")
+    md = extract_page(html, "https://example.org/").markdown
+    assert "````\nWrite ```python\nblocks```\n````" in md
+
+
+def test_line_number_gutters_dropped() -> None:
+    html = _doc(
+        "<div role='main'><p>" + FILLER + "</p>"
+        "<div class='highlight-python'><table class='highlighttable'><tr>"
+        "<td class='linenos'><div class='linenodiv'><pre>1\n2</pre></div></td>"
+        "<td class='code'><div class='highlight'><pre>a = 1\nb = 2</pre></div></td></tr></table></div>"
+        "<div class='highlight'><pre><span class='linenos'>1</span>x = 3\n<span class='linenos'>2</span>y = 4\n"
+        "</pre></div></div>")
+    md = extract_page(html, "https://example.org/").markdown
+    assert "```python\na = 1\nb = 2\n```" in md
+    assert "```\nx = 3\ny = 4\n```" in md
+    assert "1\n2" not in md
+
+
+def test_literal_markdown_characters_escaped_outside_code() -> None:
+    html = _doc(
+        "<article><h1>Escapes</h1><p>" + FILLER + "</p>"
+        "<p>Use snake_case names; 2 * 3 = 6; see Optional[int].</p>"
+        "<p>Code stays raw: <code>my_var * 2</code></p><pre>x_y = a * b</pre></article>")
+    md = extract_page(html, "https://example.org/").markdown
+    assert "Use snake\\_case names; 2 \\* 3 = 6; see Optional\\[int\\]." in md
+    assert "`my_var * 2`" in md
+    assert "```\nx_y = a * b\n```" in md
+
+
+def test_docusaurus_layout() -> None:
+    html = _doc(
+        "<nav class='navbar'><a href='/'>My Site</a><a href='/blog'>Blog</a></nav>"
+        "<main><article><nav aria-label='Breadcrumbs'><ul class='breadcrumbs'>"
+        "<li class='breadcrumbs__item'><a class='breadcrumbs__link' href='/docs'>Docs</a></li>"
+        "<li class='breadcrumbs__item breadcrumbs__item--active'><span>Intro</span></li></ul></nav>"
+        "<div class='theme-doc-markdown markdown'><header><h1>Intro<a class='hash-link' href='#intro'>\u200b</a>"
+        "</h1></header><p>" + FILLER + " See <a href='../guide/setup'>the setup guide</a>.</p>"
+        "<div class='language-bash codeBlockContainer'><pre class='prism-code language-bash'><code>"
+        "<span class='token-line'>npm install</span>\n<span class='token-line'>npm start</span></code>"
+        "<button class='copyButton'>Copy</button></pre></div></div>"
+        "<footer class='theme-doc-footer'><a href='https://github.com/x/edit/main/intro.md'>Edit this page</a>"
+        "</footer></article><nav class='pagination-nav'><a href='/docs/next'>Next: Setup</a></nav></main>")
+    page = extract_page(html, "https://example.org/docs/intro/")
+    md = page.markdown
+    assert md.startswith("# Intro\n")
+    assert "[the setup guide](https://example.org/docs/guide/setup)" in md
+    assert "```bash\nnpm install\nnpm start\n```" in md
+    for chrome in ("Edit this page", "Next: Setup", "My Site", "Copy", "Docs"):
+        assert chrome not in md, chrome
+    assert page.breadcrumbs == ["Docs", "Intro"]
+
+
+def test_rtd_theme_and_metadata() -> None:
+    head = ("<meta name='description' content='How to use selectors.'>"
+            "<link rel='canonical' href='/en/latest/selectors.html'>")
+    html = _doc(
+        "<div role='navigation' aria-label='Page navigation'><ul class='wy-breadcrumbs'>"
+        "<li><a href='index.html' class='icon icon-home' aria-label='Home'></a></li>"
+        "<li class='breadcrumb-item active'>Selectors</li>"
+        "<li class='wy-breadcrumbs-aside'><a href='_sources/s.rst.txt'>View page source</a></li></ul></div>"
+        "<div role='main' class='document'><div itemprop='articleBody'><section id='selectors'>"
+        "<h1>Selectors<a class='headerlink' href='#selectors'>¶</a></h1><p>" + FILLER + "</p></section>"
+        "</div><footer><div class='rst-footer-buttons'><a href='next.html'>Next</a></div></footer></div>",
+        title="Selectors — Scrapy 2.8.0 documentation", head=head)
+    page = extract_page(html, "https://docs.example.org/en/latest/selectors.html")
+    assert page.title == "Selectors"
+    assert page.description == "How to use selectors."
+    assert page.canonical_url == "https://docs.example.org/en/latest/selectors.html"
+    assert page.breadcrumbs == ["Home", "Selectors"]
+    assert page.markdown.startswith("# Selectors\n\nThis paragraph")
+    assert "¶" not in page.markdown and "Next" not in page.markdown
+    assert "View page source" not in page.markdown
+
+
+def test_jsonld_breadcrumbs_preferred() -> None:
+    ld = ('<script type="application/ld+json">{"@context": "https://schema.org", "@type": "BreadcrumbList",'
+          '"itemListElement": [{"@type": "ListItem", "position": 2, "name": "Guide"},'
+          '{"@type": "ListItem", "position": 1, "name": "Home"}]}</script>')
+    html = _doc("<main><h1>Guide</h1><p>" + FILLER + "</p></main>", head=ld)
+    assert extract_page(html, "https://example.org/").breadcrumbs == ["Home", "Guide"]
+
+
+def test_cookie_banner_removed_but_cookie_section_kept() -> None:
+    html = _doc(
+        "<div role='main'><div id='cookie-banner'>We use cookies to improve your experience. Accept all</div>"
+        "<section id='set-cookie-options'><h2>Set-Cookie options</h2><p>" + FILLER + "</p></section></div>")
+    md = extract_page(html, "https://example.org/").markdown
+    assert "## Set-Cookie options" in md
+    assert "Accept all" not in md
+
+
+def test_tidy_markdown_collapses_blank_lines_outside_code() -> None:
+    md = tidy_markdown("a  \n\n\n\nb\n```\nx  \n\n\n\ny\n```\n\n\n")
+    assert md == "a\n\nb\n```\nx  \n\n\n\ny\n```\n"
+
+
+# --------------------------------------------------------------------------
+# Fallbacks and failures
+# --------------------------------------------------------------------------
+
+BLOG = _doc(
+    "<div id='header'><a href='/'>Acme</a><ul class='menu'><li><a href='/blog/'>Blog</a></li>"
+    "<li><a href='/about/'>About us</a></li></ul></div>"
+    "<div id='sidebar'><h3>Recent posts</h3><ul><li><a href='/a'>Scaling our queue workers to a million jobs"
+    "</a></li><li><a href='/b'>How we test our billing code</a></li></ul></div>"
+    "<div id='content'><h1>Why we moved to Postgres</h1>"
+    "<p>For five years our product ran on a document store. This post explains why we moved every table "
+    "to Postgres in 2023, what broke along the way, and what we would do differently next time.</p>"
+    "<h2>The problem with documents</h2><p>Our reporting queries needed joins across customers, invoices "
+    "and payments. The document store could not express them, so we copied data into nightly batch jobs "
+    "that were slow and often stale.</p><p>Read the <a href='/docs/migration'>migration guide</a> for the "
+    "details of the cut-over, including the dual-write period and how we verified row counts.</p>"
+    "<h2>What we learned</h2><p>Plan the schema before the migration, keep the old system readable for a "
+    "month, and measure query latency before and after every change you make to the indexes.</p></div>"
+    "<div id='footer'><p>Copyright 2024 Acme Inc. All rights reserved. Privacy policy. Terms of service.</p>"
+    "</div>",
+    title="Why we moved to Postgres | Acme Engineering Blog")
+
+
+def test_trafilatura_fallback_for_unknown_layout() -> None:
+    page = extract_page(BLOG, "https://acme.example/blog/postgres/")
+    md = page.markdown
+    assert page.degraded is False
+    assert page.title == "Why we moved to Postgres"
+    assert "## The problem with documents" in md
+    assert "nightly batch jobs" in md
+    assert "[migration guide](https://acme.example/docs/migration)" in md
+    for chrome in ("Recent posts", "Copyright 2024", "About us", "billing code"):
+        assert chrome not in md, chrome
+    assert {"level": 2, "text": "What we learned"} in page.headings
+
+
+def test_plain_text_last_resort(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(extract_mod, "_trafilatura", lambda doc, url: "")
+    page = extract_page(BLOG, "https://acme.example/blog/postgres/")
+    assert page.degraded is True
+    assert "nightly batch jobs" in page.markdown
+    assert "Recent posts" not in page.markdown  # chrome containers are dropped even here
+    assert page.quality <= 0.5
+
+
+@pytest.mark.parametrize("html", ["", "   \n", "<html><head><title>x</title></head><body></body></html>",
+                                  "<html><body><script>document.write('hi')</script></body></html>",
+                                  "<!-- only a comment -->"])
+def test_empty_pages_raise_empty(html: str) -> None:
+    with pytest.raises(NoContent) as exc:
+        extract_page(html, "https://example.org/")
+    assert exc.value.reason == "empty"
+
+
+def test_short_page_raises_too_short() -> None:
+    html = _doc("<div role='main'><h1>Hi</h1><p>Tiny page.</p></div>")
+    with pytest.raises(NoContent) as exc:
+        extract_page(html, "https://example.org/")
+    assert exc.value.reason == "too_short"
+    # The same page passes with a lower threshold.
+    assert extract_page(html, "https://example.org/", min_chars=5).markdown == "# Hi\n\nTiny page.\n"
+
+
+@pytest.mark.parametrize("payload", ['{"a": 1}', "plain text without any markup at all", "%PDF-1.7 ..."])
+def test_non_html_raises_not_html(payload: str) -> None:
+    with pytest.raises(NoContent) as exc:
+        extract_page(payload, "https://example.org/")
+    assert exc.value.reason == "not_html"
+
+
+def test_malformed_html_does_not_crash() -> None:
+    html = ("<html><body><div role=main><h1>Broken<p>first paragraph <b>bold <i>italic " + FILLER
+            + "<ul><li>one<li>two</div><table><tr><td>cell<pre>code <x")
+    page = extract_page(html, "https://example.org/")
+    assert page.markdown.startswith("# Broken")
+    assert "first paragraph" in page.markdown
+    assert "- one\n- two" in page.markdown
+
+
+def test_xml_declaration_and_base_href() -> None:
+    html = ('<?xml version="1.0" encoding="utf-8"?>\n<html><head><base href="/docs/v2/"></head><body>'
+            "<main><p>" + FILLER + " <a href='page.html'>Page</a></p></main></body></html>")
+    page = extract_page(html, "https://example.org/docs/v2/sub/index.html")
+    assert "[Page](https://example.org/docs/v2/page.html)" in page.markdown

@@ -1,0 +1,88 @@
+import pytest
+
+from harvester.content.urls import (
+    DEFAULT_SKIP_PATTERNS,
+    canonical_url,
+    compile_patterns,
+    content_hash,
+    in_scope,
+    scope_prefix,
+    url_allowed,
+    validate_start_url,
+)
+from harvester.exceptions import InvalidStartUrl
+
+
+@pytest.mark.parametrize("url", ["https://docs.example.com/", " http://127.0.0.1:8000/docs/x.html "])
+def test_valid_start_urls(url):
+    assert validate_start_url(url) == url.strip()
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        (None, "no start URL"),
+        ("", "no start URL"),
+        ("ftp://example.com/docs/", "only http:// and https://"),
+        ("file:///etc/passwd", "only http:// and https://"),
+        ("example.com/docs", "only http:// and https://"),
+        ("http://", "no valid host"),
+        ("http://exa mple.com/", "no valid host"),
+        ("http://example.com:99999/", "invalid start URL"),
+    ],
+)
+def test_invalid_start_urls(url, words):
+    with pytest.raises(InvalidStartUrl, match=words):
+        validate_start_url(url)
+
+
+@pytest.mark.parametrize(
+    ("url", "prefix"),
+    [("http://h/", "/"), ("http://h", "/"), ("http://h/docs/", "/docs/"),
+     ("http://h/docs/intro.html", "/docs/"), ("http://h/en/latest", "/en/")],
+)
+def test_scope_prefix(url, prefix):
+    assert scope_prefix(url) == prefix
+
+
+def test_scope_requires_same_host_port_and_prefix():
+    start = "http://127.0.0.1:8000/docs/index.html"
+    assert in_scope("http://127.0.0.1:8000/docs/a/b.html", start)
+    assert in_scope("https://127.0.0.1:8000/docs/", start)
+    assert not in_scope("http://127.0.0.1:8001/docs/a.html", start)
+    assert not in_scope("http://127.0.0.2:8000/docs/a.html", start)
+    assert not in_scope("http://127.0.0.1:8000/blog/a.html", start)
+    assert not in_scope("ftp://127.0.0.1:8000/docs/a.html", start)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://h/login", "http://h/accounts/sign-up/", "http://h/search.html?q=x", "http://h/tag/python/",
+     "http://h/genindex.html", "http://h/py-modindex.html", "http://h/_modules/flask/app.html",
+     "http://h/category/news/", "http://h/feed/"],
+)
+def test_default_skip_patterns_catch_non_content(url):
+    assert not url_allowed(url, [], compile_patterns(DEFAULT_SKIP_PATTERNS))
+
+
+@pytest.mark.parametrize(
+    "url", ["http://h/quickstart.html", "http://h/api/search-engines.html", "http://h/tutorial/login.html",
+            "http://h/patterns/categories.html"],
+)
+def test_default_skip_patterns_keep_content(url):
+    assert url_allowed(url, [], compile_patterns(DEFAULT_SKIP_PATTERNS))
+
+
+def test_allow_and_deny_from_comma_separated_arguments():
+    allow, deny = compile_patterns(r"/api/,/guide/"), compile_patterns(r"\.pdf$")
+    assert url_allowed("http://h/api/x.html", allow, deny)
+    assert not url_allowed("http://h/blog/x.html", allow, deny)
+    assert not url_allowed("http://h/api/x.pdf", allow, deny)
+    with pytest.raises(ValueError, match="invalid URL pattern"):
+        compile_patterns("(unclosed")
+
+
+def test_canonical_url_and_content_hash():
+    assert canonical_url("http://h/a?b=2&a=1#frag") == "http://h/a?a=1&b=2"
+    assert content_hash("# Title\n\nSome  text") == content_hash("# title\nsome text\n")
+    assert content_hash("# Title") != content_hash("# Other")

@@ -1,0 +1,101 @@
+"""End to end on small purpose-built loopback sites: real `scrapy crawl`, every pipeline, local Qdrant."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import qdrant_points
+from tests.crawl import crawl
+from tests.sites import broken_pages_site, chain_site, robots_site, sitemap_site
+from tests.sitesrv import SiteServer
+
+pytestmark = pytest.mark.e2e
+
+
+def page_paths(result, server):
+    return sorted(item["url"].removeprefix(server.url.rstrip("/")) for item in result.items)
+
+
+def assert_index_matches_feed(result, workdir):
+    points = qdrant_points(workdir / "qdrant")
+    feed_chunks = {c["id"]: c["text"] for item in result.items for c in item["chunks"]}
+    assert feed_chunks, "the feed has no chunks"
+    assert {p.id: p.payload["page_content"] for p in points} == feed_chunks
+
+
+def test_docs_spider_walks_a_chain_with_a_cycle_and_a_sidebar(tmp_path):
+    with SiteServer(routes=chain_site()) as server:
+        result = crawl("docs", server.url + "docs/p1.html", tmp_path)
+    assert result.returncode == 0, result.output
+    assert page_paths(result, server) == [f"/docs/p{i}.html" for i in range(1, 7)]
+    requested = [p for p in server.paths() if p != "/robots.txt"]
+    assert sorted(requested) == sorted(set(requested)), "a page was fetched twice (cycle not stopped)"
+    assert "/blog/news.html" not in requested and "/docs/genindex.html" not in requested
+    assert result.report["failed"] == {"http_404": [server.url + "docs/missing.html"]}
+    assert_index_matches_feed(result, tmp_path)
+    for item in result.items:
+        assert item["title"].startswith("The part")
+        assert "```python\ndef configure_part" in item["markdown"]
+        assert item["chunks"][0]["heading_path"][0] == item["title"]
+
+
+def test_sitemap_spider_reads_an_index_with_a_gzipped_child(tmp_path):
+    with SiteServer() as server:
+        server.routes.update(sitemap_site(server.url))
+        result = crawl("sitemap", server.url + "docs/", tmp_path)
+    assert result.returncode == 0, result.output
+    assert page_paths(result, server) == ["/docs/a1.html", "/docs/a2.html", "/docs/b1.html", "/docs/b2.html"]
+    assert "/sitemaps/b.xml.gz" in server.paths()
+    assert "/blog/post.html" not in server.paths()
+    assert_index_matches_feed(result, tmp_path)
+
+
+def test_robots_disallow_and_crawl_delay_are_obeyed(tmp_path):
+    with SiteServer(routes=robots_site(crawl_delay=1)) as server:
+        result = crawl("site", server.url + "docs/", tmp_path)
+        hits = list(server.log)
+    assert result.returncode == 0, result.output
+    assert not [h for h in hits if h.path.startswith("/docs/private/")]
+    assert page_paths(result, server) == ["/docs/", "/docs/one.html", "/docs/three.html", "/docs/two.html"]
+    assert all(h.user_agent.startswith("Harvester/") for h in hits)
+    pages = [h.time for h in hits if h.path != "/robots.txt"]
+    gaps = [b - a for a, b in zip(pages, pages[1:])]
+    assert len(gaps) == 3 and min(gaps) >= 0.95, gaps
+    assert result.report["skipped"]["robots_forbidden"] == [server.url + "docs/private/secret.html"]
+
+
+def test_one_broken_page_never_stops_a_crawl(tmp_path):
+    with SiteServer(routes=broken_pages_site()) as server:
+        result = crawl("site", server.url + "docs/", tmp_path, settings={"RETRY_TIMES": 1})
+    assert result.returncode == 0, result.output
+    stored = page_paths(result, server)
+    assert {"/docs/", "/docs/good1.html", "/docs/good2.html", "/docs/malformed.html"} <= set(stored)
+    assert "/docs/error.html" not in stored and "/docs/empty.html" not in stored
+    assert result.report["failed"]["http_500"] == [server.url + "docs/error.html"]
+    assert server.url + "docs/empty.html" in result.report["skipped"]["too_short"] + result.report["skipped"].get("empty", [])
+    assert "Traceback" not in result.output
+    assert_index_matches_feed(result, tmp_path)
+
+
+def test_recrawl_updates_pages_and_a_failed_crawl_keeps_what_was_stored(tmp_path):
+    routes = chain_site()
+    sections = "".join(f"<h2>Section {n}</h2><p>{'Plenty of words about section %d. ' % n * 40}</p>" for n in range(6))
+    routes["/docs/p2.html"].body = routes["/docs/p2.html"].body.replace("</div></div>", sections + "</div></div>", 1)
+    with SiteServer(routes=routes) as server:
+        p2 = server.url + "docs/p2.html"
+        first = crawl("docs", server.url + "docs/p1.html", tmp_path)
+        stored = {p.id: p.payload for p in qdrant_points(tmp_path / "qdrant")}
+        server.routes["/docs/p2.html"] = chain_site()["/docs/p2.html"]  # the page shrinks
+        second = crawl("docs", server.url + "docs/p1.html", tmp_path)
+        after = {p.id: p.payload for p in qdrant_points(tmp_path / "qdrant")}
+        failed = crawl("docs", server.url + "docs/nothing-here.html", tmp_path)
+        after_failure = {p.id: p.payload for p in qdrant_points(tmp_path / "qdrant")}
+    assert first.returncode == 0 and second.returncode == 0
+    old_p2 = [i for i, p in stored.items() if p["metadata"]["source_url"] == p2]
+    new_p2 = [i for i, p in after.items() if p["metadata"]["source_url"] == p2]
+    assert len(old_p2) > len(new_p2) >= 1, "the shrunken page's stale chunks must leave the index"
+    others_before = {i: p["page_content"] for i, p in stored.items() if p["metadata"]["source_url"] != p2}
+    others_after = {i: p["page_content"] for i, p in after.items() if p["metadata"]["source_url"] != p2}
+    assert others_after == others_before, "re-crawling must overwrite points, never duplicate them"
+    assert failed.returncode != 0
+    assert after_failure == after, "a failed crawl must leave what is stored intact"

@@ -1,0 +1,107 @@
+"""Spider logic offline: hand-built responses, no network."""
+
+import pytest
+from scrapy.http import HtmlResponse, Request
+from scrapy.crawler import AsyncCrawlerRunner
+from scrapy.utils.test import get_reactor_settings
+
+from harvester.addon import HarvesterAddon
+from harvester.spiders.docs import DocsSpider
+from harvester.spiders.site import SiteSpider
+from harvester.spiders.sitemap import SitemapSpider, sitemap_sources
+from tests.sites import chain_site
+
+BASE = "http://127.0.0.1:8000/"
+
+
+def make_spider(cls, **kwargs):
+    # As in a real crawl: the spider is built before the settings are applied and frozen.
+    runner = AsyncCrawlerRunner({"ADDONS": {HarvesterAddon: 0}, **get_reactor_settings()})
+    crawler = runner.create_crawler(cls)
+    spider = cls.from_crawler(crawler, **kwargs)
+    crawler.spider = spider
+    crawler._apply_settings()
+    return spider
+
+
+def html_response(url, body):
+    return HtmlResponse(url, body=body.encode() if isinstance(body, str) else body, encoding="utf-8",
+                        request=Request(url))
+
+
+def test_docs_spider_follows_pager_and_sidebar_inside_prefix_once():
+    spider = make_spider(DocsSpider, start=BASE + "docs/p1.html")
+    page = chain_site()["/docs/p1.html"].body
+    urls = [r.url for r in spider.parse(html_response(BASE + "docs/p1.html", page))]
+    assert BASE + "docs/p2.html" in urls  # rel=next
+    assert BASE + "docs/p5.html" in urls  # sidebar only
+    assert BASE + "blog/news.html" not in urls  # outside the path prefix
+    assert BASE + "docs/genindex.html" not in urls  # generated index
+    assert len(urls) == len(set(urls))
+    # The same links on another page schedule nothing new: every URL is claimed once.
+    again = [r.url for r in spider.parse(html_response(BASE + "docs/p2.html", page))]
+    assert set(again) <= {BASE + "docs/missing.html"}
+
+
+def test_max_pages_bounds_scheduled_pages():
+    spider = make_spider(DocsSpider, start=BASE + "docs/p1.html", max_pages="3")
+    page = chain_site()["/docs/p1.html"].body
+    urls = [r.url for r in spider.parse(html_response(BASE + "docs/p1.html", page))]
+    assert len(urls) == 3  # the start page was not claimed by parse here
+
+
+def test_allow_and_deny_arguments():
+    spider = make_spider(DocsSpider, start=BASE + "docs/p1.html", deny=r"p[2-4]\.html")
+    page = chain_site()["/docs/p1.html"].body
+    urls = {r.url for r in spider.parse(html_response(BASE + "docs/p1.html", page))}
+    assert urls == {BASE + f"docs/p{i}.html" for i in (1, 5, 6)}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({}, "no start URL"), ({"start": "ftp://x/"}, "only http"), ({"start": BASE, "max_pages": "-2"}, "max_pages"),
+     ({"start": BASE, "allow": "("}, "invalid URL pattern")],
+)
+def test_bad_arguments_fail_before_crawling(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        DocsSpider(**kwargs)
+
+
+def test_collection_argument_sets_the_setting():
+    spider = make_spider(DocsSpider, start=BASE, collection="mydocs")
+    assert spider.settings.get("HARVESTER_QDRANT_COLLECTION") == "mydocs"
+
+
+def test_sitemap_sources():
+    assert sitemap_sources("http://h/sitemap_index.xml") == ["http://h/sitemap_index.xml"]
+    assert sitemap_sources("http://h/") == ["http://h/robots.txt", "http://h/sitemap.xml"]
+    assert sitemap_sources("http://h:81/docs/intro.html") == [
+        "http://h:81/robots.txt", "http://h:81/docs/sitemap.xml", "http://h:81/sitemap.xml"]
+
+
+def test_sitemap_spider_keeps_entries_in_scope():
+    spider = make_spider(SitemapSpider, start=BASE + "docs/")
+
+    class Entries(list):
+        type = "urlset"
+
+    entries = Entries([{"loc": BASE + "docs/a.html"}, {"loc": BASE + "blog/b.html"},
+                       {"loc": "http://other.example/docs/c.html"}, {"loc": BASE + "docs/a.html"}])
+    assert [e["loc"] for e in spider.sitemap_filter(entries)] == [BASE + "docs/a.html"]
+    index = Entries([{"loc": BASE + "maps/1.xml"}, {"loc": "http://other.example/1.xml"}])
+    index.type = "sitemapindex"
+    assert [e["loc"] for e in spider.sitemap_filter(index)] == [BASE + "maps/1.xml"]
+
+
+def test_site_spider_depth_and_scope():
+    spider = make_spider(SiteSpider, start=BASE + "docs/", max_depth="1")
+    shallow = html_response(BASE + "docs/", "<p>x</p>")
+    shallow.meta["depth"] = 0
+    deep = html_response(BASE + "docs/a.html", "<p>x</p>")
+    deep.meta["depth"] = 1
+    assert spider.follow_link(Request(BASE + "docs/b.html"), shallow) is not None
+    assert spider.follow_link(Request(BASE + "docs/c.html"), deep) is None
+    assert spider.follow_link(Request(BASE + "other/c.html"), shallow) is None
+    assert spider.follow_link(Request(BASE + "docs/b.html"), shallow) is None  # claimed already
+    with pytest.raises(ValueError, match="max_depth"):
+        SiteSpider(start=BASE, max_depth="deep")
