@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 
 from harvester import PROJECT_URL, __version__
@@ -18,6 +19,7 @@ from harvester.extensions.throttle import CrawlDelayThrottle
 from harvester.items import EXPORTED_FIELDS
 from harvester.middlewares.extraction import ExtractionMiddleware
 from harvester.middlewares.failures import FailureRecorderMiddleware
+from harvester.middlewares.robots import QuietRobotsTxtMiddleware
 from harvester.pipelines.chunking import ChunkingPipeline
 from harvester.pipelines.dedup import DedupPipeline
 from harvester.pipelines.embedding import EmbeddingPipeline
@@ -84,6 +86,10 @@ class HarvesterAddon:
         # (after retries and redirects) is recorded.
         settings.setdefault_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", FailureRecorderMiddleware, 50
+        )
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware, None)
+        settings.setdefault_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", QuietRobotsTxtMiddleware, 100
         )
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ExtractionMiddleware, 100)
         # Our subclass takes AutoThrottle's place (the built-in sits in EXTENSIONS_BASE).

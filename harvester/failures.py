@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy import exceptions as scrapy_errors
 from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import error as net_error
@@ -12,6 +13,13 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 _NETWORK_REASONS: tuple[tuple[type[BaseException], str], ...] = (
+    # Scrapy 2.19 wraps Twisted's errors in its own; older code paths still raise Twisted's.
+    (scrapy_errors.CannotResolveHostError, "dns_lookup_failed"),
+    (scrapy_errors.DownloadConnectionRefusedError, "connection_refused"),
+    (scrapy_errors.DownloadTimeoutError, "timeout"),
+    (scrapy_errors.ResponseDataLossError, "truncated_response"),
+    (scrapy_errors.DownloadFailedError, "download_failed"),
+    (scrapy_errors.UnsupportedURLSchemeError, "unsupported_scheme"),
     (net_error.DNSLookupError, "dns_lookup_failed"),
     (net_error.ConnectionRefusedError, "connection_refused"),
     (net_error.TimeoutError, "timeout"),

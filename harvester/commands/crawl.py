@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from harvester.commands import effective_settings
+from harvester.config import InvalidSettings, check_settings
 from harvester.spiders._base import HarvesterSpider
 
 if TYPE_CHECKING:
@@ -40,13 +42,8 @@ class Command(ScrapyCrawlCommand):
             return
         assert self.crawler_process is not None
         spidercls = self.crawler_process.spider_loader.load(args[0])
-        if issubclass(spidercls, HarvesterSpider):
-            try:
-                # Building the spider checks its arguments, without a crawler or the network.
-                spidercls(**opts.spargs)
-            except (TypeError, ValueError) as exc:
-                self._fail(f"invalid arguments for spider {args[0]!r}: {exc}", exitcode=2)
-                return
+        if issubclass(spidercls, HarvesterSpider) and not self._arguments_ok(spidercls, opts):
+            return
         crawler = self._create_crawler(spidercls)
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
@@ -57,6 +54,21 @@ class Command(ScrapyCrawlCommand):
             failure = crawl_failure(crawler.stats.get_stats())
             if failure:
                 self._fail(f"crawl failed: {failure}", exitcode=1)
+
+    def _arguments_ok(self, spidercls: type[HarvesterSpider], opts: argparse.Namespace) -> bool:
+        assert self.settings is not None
+        try:
+            check_settings(effective_settings(self.settings))
+        except InvalidSettings as exc:
+            self._fail(f"invalid setting: {exc}", exitcode=2)
+            return False
+        try:
+            # Building the spider checks its arguments, without a crawler or the network.
+            spidercls(**opts.spargs)
+        except (TypeError, ValueError) as exc:
+            self._fail(f"invalid arguments for spider {spidercls.name!r}: {exc}", exitcode=2)
+            return False
+        return True
 
     def _fail(self, message: str, exitcode: int) -> None:
         print(f"harvester: error: {message}", file=sys.stderr)

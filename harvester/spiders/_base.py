@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import scrapy
-from scrapy.exceptions import CloseSpider
+from scrapy.exceptions import IgnoreRequest
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.defer import deferred_from_coro
 
 from harvester.content.urls import (
     canonical_url,
@@ -92,9 +94,18 @@ class HarvesterSpider(scrapy.Spider):
 
     def start_failed(self, failure: Failure) -> None:
         """The start page could not be fetched: nothing else can be found, so stop with a reason."""
-        reason = describe_failure(failure)
-        logger.error("Cannot crawl the start URL %s: %s", self.start_url, reason)
-        raise CloseSpider("start_url_failed")
+        logger.error("Cannot crawl the start URL %s: %s", self.start_url, describe_failure(failure))
+        # Not raising CloseSpider: Scrapy logs a traceback for an errback that raises, and this
+        # failure is fully told by the line above. Not awaited: closing waits for this errback.
+        deferred_from_coro(self.crawler.engine.close_spider_async(reason="start_url_failed"))
+
+    def page_failed(self, failure: Failure) -> None:
+        """One page could not be fetched: one log line (FailureRecorderMiddleware counts it)."""
+        if failure.check(IgnoreRequest) and not failure.check(HttpError):
+            logger.debug("Not fetched: %s", failure.value)
+            return
+        url = failure.request.url if hasattr(failure, "request") else "?"
+        logger.warning("Cannot fetch %s: %s", url, describe_failure(failure))
 
     def wants(self, url: str) -> bool:
         """Whether ``url`` is a page of this crawl: in scope, allowed, not a non-content URL."""
@@ -121,7 +132,7 @@ class HarvesterSpider(scrapy.Spider):
         """A request for a content page, or None when ``url`` is out of scope, seen or over budget."""
         if not self.wants(url) or not self.claim(url):
             return None
-        return scrapy.Request(url, callback=callback)
+        return scrapy.Request(url, callback=callback, errback=self.page_failed)
 
     def parse(self, response: scrapy.http.Response, **kwargs: Any) -> Any:
         return ()

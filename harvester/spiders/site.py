@@ -22,7 +22,7 @@ class SiteSpider(HarvesterSpider, CrawlSpider):
     """
 
     name = "site"
-    rules = (Rule(LinkExtractor(), follow=True, process_request="follow_link"),)
+    rules = (Rule(LinkExtractor(), follow=True, process_request="follow_link", errback="page_failed"),)
 
     def __init__(self, *args: Any, max_depth: str | int | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

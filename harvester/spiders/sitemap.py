@@ -83,4 +83,6 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         for request in requests:
             if request.callback == self._parse_sitemap:
                 request.meta["harvester_dont_extract"] = True
-            yield request
+                yield request
+            else:
+                yield request.replace(errback=self.page_failed)

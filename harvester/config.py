@@ -1,0 +1,65 @@
+"""Check Harvester's settings before a crawl starts, so a typo stops the run with one clear line.
+
+Components also refuse bad values (``NotConfigured``), but a disabled embedding or index step would
+let a crawl run for an hour and store nothing; the crawl command refuses to start instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from harvester.content.urls import compile_patterns
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+MINIMUMS: dict[str, int] = {
+    "HARVESTER_EMBEDDING_BATCH_SIZE": 1,
+    "HARVESTER_QDRANT_BATCH_SIZE": 1,
+    "HARVESTER_SITE_MAX_DEPTH": 0,
+    "HARVESTER_CHUNK_MAX_TOKENS": 0,
+    "HARVESTER_CHUNK_OVERLAP_TOKENS": 0,
+    "HARVESTER_EXTRACTION_MIN_CHARS": 0,
+}
+FLAGS = (
+    "HARVESTER_EXTRACTION_ENABLED", "HARVESTER_DEDUP_ENABLED", "HARVESTER_CHUNKING_ENABLED",
+    "HARVESTER_EMBEDDING_ENABLED", "HARVESTER_INDEX_ENABLED", "HARVESTER_REPORT_ENABLED",
+    "HARVESTER_CRAWL_DELAY_ENABLED", "ROBOTSTXT_OBEY", "AUTOTHROTTLE_ENABLED",
+)
+
+
+class InvalidSettings(ValueError):
+    """A setting has a value Harvester cannot run with."""
+
+
+def check_settings(settings: BaseSettings) -> None:
+    """Raise InvalidSettings naming the first setting that is wrong."""
+    for name in FLAGS:
+        _get(settings, name, settings.getbool, "true or false")
+    for name, minimum in MINIMUMS.items():
+        value = _get(settings, name, settings.getint, "an integer")
+        if value < minimum:
+            raise InvalidSettings(f"{name}={value!r} must be at least {minimum}")
+    if _get(settings, "HARVESTER_CRAWL_DELAY_MAX", settings.getfloat, "a number") < 0:
+        raise InvalidSettings("HARVESTER_CRAWL_DELAY_MAX must not be negative")
+    try:
+        compile_patterns(settings.getlist("HARVESTER_SKIP_URL_PATTERNS"))
+    except ValueError as exc:
+        raise InvalidSettings(f"HARVESTER_SKIP_URL_PATTERNS: {exc}") from exc
+    if settings.getbool("HARVESTER_INDEX_ENABLED") and not settings.getbool("HARVESTER_EMBEDDING_ENABLED"):
+        raise InvalidSettings(
+            "HARVESTER_INDEX_ENABLED needs HARVESTER_EMBEDDING_ENABLED (turn both off to crawl without an index)"
+        )
+    url = settings.get("QDRANT_URL")
+    if url and urlsplit(url).scheme not in ("http", "https"):
+        raise InvalidSettings(f"QDRANT_URL={url!r} must be an http:// or https:// URL")
+    if not settings.get("QDRANT_URL") and not settings.get("HARVESTER_QDRANT_PATH"):
+        raise InvalidSettings("set HARVESTER_QDRANT_PATH (local store) or QDRANT_URL (server)")
+
+
+def _get(settings: BaseSettings, name: str, getter, kind: str):  # type: ignore[no-untyped-def]
+    try:
+        return getter(name)
+    except (TypeError, ValueError) as exc:
+        raise InvalidSettings(f"{name}={settings.get(name)!r} must be {kind}") from exc
