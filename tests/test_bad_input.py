@@ -72,15 +72,17 @@ def test_404_start_page(tmp_path):
 
 
 @pytest.mark.e2e
-def test_malformed_sitemap(tmp_path):
+@pytest.mark.parametrize(
+    "body", [b"<html><body><h1>Oops</h1></body></html>", b"\x00\x01\x02 not xml {{{", b"<?xml version='1.0'?>"]
+)
+def test_malformed_sitemap(tmp_path, body):
     routes = {
         "/robots.txt": Route("User-agent: *\nDisallow:\n"),
-        "/sitemap.xml": Route(b"<?xml version='1.0'?><urlset><url><loc>http://127.0.0.1:1/a</loc>\x00\x01 garbage",
-                              headers={"Content-Type": "application/xml"}),
+        "/sitemap.xml": Route(body, headers={"Content-Type": "application/xml"}),
     }
     with SiteServer(routes=routes) as server:
         result = crawl("sitemap", server.url, tmp_path, settings=NO_EMBEDDING)
-    assert_clean_failure(result, "is invalid or lists no page in scope", exitcode=1)
+    assert_clean_failure(result, "Invalid sitemap (not a sitemap XML document)", exitcode=1)
     assert "no page could be crawled" in result.output
 
 

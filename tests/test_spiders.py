@@ -43,11 +43,10 @@ def test_docs_spider_follows_pager_and_sidebar_inside_prefix_once():
     assert set(again) <= {BASE + "docs/missing.html"}
 
 
-def test_max_pages_bounds_scheduled_pages():
-    spider = make_spider(DocsSpider, start=BASE + "docs/p1.html", max_pages="3")
-    page = chain_site()["/docs/p1.html"].body
-    urls = [r.url for r in spider.parse(html_response(BASE + "docs/p1.html", page))]
-    assert len(urls) == 3  # the start page was not claimed by parse here
+def test_max_pages_and_collection_arguments_become_settings():
+    spider = make_spider(DocsSpider, start=BASE, max_pages="3", collection="mydocs")
+    assert spider.settings.getint("HARVESTER_MAX_PAGES") == 3
+    assert spider.settings.get("HARVESTER_QDRANT_COLLECTION") == "mydocs"
 
 
 def test_allow_and_deny_arguments():
@@ -65,11 +64,6 @@ def test_allow_and_deny_arguments():
 def test_bad_arguments_fail_before_crawling(kwargs, message):
     with pytest.raises(ValueError, match=message):
         DocsSpider(**kwargs)
-
-
-def test_collection_argument_sets_the_setting():
-    spider = make_spider(DocsSpider, start=BASE, collection="mydocs")
-    assert spider.settings.get("HARVESTER_QDRANT_COLLECTION") == "mydocs"
 
 
 def test_sitemap_sources():

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.asyncio import run_in_thread
+from scrapy.utils.defer import deferred_from_coro
 
 from harvester.content.extract import ExtractedPage, NoContent, extract_page
 from harvester.content.urls import canonical_url, content_hash, in_scope
@@ -29,7 +30,10 @@ class ExtractionMiddleware:
 
     Extraction (trafilatura + markdownify, see ``harvester.content.extract``) runs in a worker
     thread so downloads go on meanwhile.
-    Settings: ``HARVESTER_EXTRACTION_ENABLED``, ``HARVESTER_EXTRACTION_MIN_CHARS``.
+    Settings: ``HARVESTER_EXTRACTION_ENABLED``, ``HARVESTER_EXTRACTION_MIN_CHARS``,
+    ``HARVESTER_MAX_PAGES`` (0 = no limit: after that many pages the spider closes with reason
+    ``max_pages``; counted here, not when requests are made, so pages refused by robots.txt or
+    failing do not use the budget).
     Meta: ``harvester_dont_extract`` (robots.txt, sitemaps...).
     Stats: ``harvester/pages/crawled``, ``harvester/pages/extracted``,
     ``harvester/pages/skipped/<reason>``, ``harvester/pages/failed/extraction_error``.
@@ -41,6 +45,8 @@ class ExtractionMiddleware:
             raise NotConfigured
         self.crawler = crawler
         self._min_chars = crawler.settings.getint("HARVESTER_EXTRACTION_MIN_CHARS")
+        self._max_pages = crawler.settings.getint("HARVESTER_MAX_PAGES")
+        self._pages = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -51,10 +57,28 @@ class ExtractionMiddleware:
     ) -> AsyncIterator[Any]:
         async for element in result:
             yield element
-        if isinstance(response, HtmlResponse) and not response.meta.get("harvester_dont_extract"):
+        if self._is_page(response) and self._within_budget():
             item = await self._extract(response)
             if item is not None:
                 yield item
+
+    def _is_page(self, response: Response) -> bool:
+        return (
+            isinstance(response, HtmlResponse)
+            and 200 <= response.status < 300
+            and not response.meta.get("harvester_dont_extract")
+        )
+
+    def _within_budget(self) -> bool:
+        if not self._max_pages:
+            return True
+        if self._pages >= self._max_pages:
+            return False
+        self._pages += 1
+        if self._pages == self._max_pages:
+            logger.info("HARVESTER_MAX_PAGES=%d reached: closing the spider", self._max_pages)
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason="max_pages"))
+        return True
 
     async def _extract(self, response: HtmlResponse) -> PageItem | None:
         stats = self.crawler.stats

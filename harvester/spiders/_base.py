@@ -49,10 +49,9 @@ class HarvesterSpider(scrapy.Spider):
     """Base of the Harvester spiders.
 
     Arguments (``-a``): ``start`` (required URL), ``allow`` and ``deny`` (comma-separated URL
-    regexes), ``max_pages`` (page requests at most), ``collection`` (Qdrant collection; sets
-    ``HARVESTER_QDRANT_COLLECTION`` at spider priority). Setting: ``HARVESTER_SKIP_URL_PATTERNS``
-    (URL regexes of non-content pages, in addition to ``deny``).
-    Stats: ``harvester/spider/budget_exhausted``.
+    regexes), ``max_pages`` (sets ``HARVESTER_MAX_PAGES``), ``collection`` (sets
+    ``HARVESTER_QDRANT_COLLECTION``); both at spider priority. Setting:
+    ``HARVESTER_SKIP_URL_PATTERNS`` (URL regexes of non-content pages, in addition to ``deny``).
     """
 
     def __init__(
@@ -74,13 +73,14 @@ class HarvesterSpider(scrapy.Spider):
         # OffsiteMiddleware compares host names without ports.
         self.allowed_domains = [urlsplit(self.start_url).hostname or ""]
         self._seen: set[str] = set()
-        self._budget_logged = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
         if spider.collection:
             crawler.settings.set("HARVESTER_QDRANT_COLLECTION", spider.collection, "spider")
+        if spider.max_pages is not None:
+            crawler.settings.set("HARVESTER_MAX_PAGES", spider.max_pages, "spider")
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -115,21 +115,15 @@ class HarvesterSpider(scrapy.Spider):
         return url_allowed(url, self.allow, self.deny) and url_allowed(url, [], skip)
 
     def claim(self, url: str) -> bool:
-        """Reserve a page request for ``url``: False if it was claimed before or the budget is spent."""
+        """Reserve a page request for ``url``: False if it was claimed before."""
         key = canonical_url(url)
         if key in self._seen:
-            return False
-        if self.max_pages is not None and len(self._seen) >= self.max_pages:
-            if not self._budget_logged:
-                self._budget_logged = True
-                logger.info("max_pages=%d reached: no more pages are scheduled", self.max_pages)
-            self.crawler.stats.inc_value("harvester/spider/budget_exhausted")
             return False
         self._seen.add(key)
         return True
 
     def page_request(self, url: str, callback: Callable[..., Any]) -> scrapy.Request | None:
-        """A request for a content page, or None when ``url`` is out of scope, seen or over budget."""
+        """A request for a content page, or None when ``url`` is out of scope or seen before."""
         if not self.wants(url) or not self.claim(url):
             return None
         return scrapy.Request(url, callback=callback, errback=self.page_failed)

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit, urlunsplit
 import scrapy
 from scrapy.http import Response
 from scrapy.spiders import SitemapSpider as ScrapySitemapSpider
+from scrapy.spiders.sitemap import iterloc
+from scrapy.utils.sitemap import Sitemap
 
 from harvester.content.urls import host_key, scope_prefix
 from harvester.signals import page_failed
@@ -69,20 +71,38 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         return self.wants(url) and self.claim(url)
 
     def _parse_sitemap(self, response: Response) -> Iterable[scrapy.Request]:
-        try:
-            requests = list(super()._parse_sitemap(response))
-        except Exception as exc:  # lxml and gzip raise many types on hostile bodies
-            logger.debug("Sitemap %s does not parse: %r", response.url, exc)
-            requests = []
-        if not requests and not response.url.endswith("/robots.txt"):
-            self.crawler.stats.inc_value("harvester/sitemap/invalid")
-            logger.error("Sitemap %s is invalid or lists no page in scope", response.url)
-            self.crawler.signals.send_catch_log(
-                page_failed, url=response.url, reason="invalid_sitemap"
-            )
-        for request in requests:
-            if request.callback == self._parse_sitemap:
+        if response.url.endswith("/robots.txt"):
+            for request in super()._parse_sitemap(response):
                 request.meta["harvester_dont_extract"] = True
                 yield request
-            else:
-                yield request.replace(errback=self.page_failed)
+            return
+        sitemap = self._read_sitemap(response)
+        if sitemap is None:
+            self._invalid(response.url)
+            return
+        locations = iterloc(self.sitemap_filter(sitemap), self.sitemap_alternate_links)
+        if sitemap.type == "sitemapindex":
+            for loc in locations:
+                yield scrapy.Request(loc, callback=self._parse_sitemap, meta={"harvester_dont_extract": True})
+            return
+        found = 0
+        for loc in locations:
+            found += 1
+            yield scrapy.Request(loc, callback=self.parse, errback=self.page_failed)
+        if not found:
+            logger.warning("Sitemap %s lists no new page in scope", response.url)
+
+    def _read_sitemap(self, response: Response) -> Sitemap | None:
+        body = self._get_sitemap_body(response)
+        if not body:
+            return None
+        try:
+            sitemap = Sitemap(body)
+        except Exception:  # lxml raises several types on hostile bodies
+            return None
+        return sitemap if sitemap.type in ("urlset", "sitemapindex") else None
+
+    def _invalid(self, url: str) -> None:
+        self.crawler.stats.inc_value("harvester/sitemap/invalid")
+        logger.error("Invalid sitemap (not a sitemap XML document): %s", url)
+        self.crawler.signals.send_catch_log(page_failed, url=url, reason="invalid_sitemap")
