@@ -45,3 +45,11 @@ def test_toc_links_of_sidebars():
             '<li><a href="b.html">B</a></li></ol></nav><div class="toc"><a href="c.html">C</a></div>'
             '<div class="content"><a href="not-nav.html">body link</a></div>')
     assert toc_links(Selector(html)) == ["a/", "b.html", "c.html"]
+
+
+def test_content_links_come_from_the_page_body_only():
+    from harvester.content.navigation import content_links
+
+    html = ('<nav><a href="menu.html">menu</a></nav><div role="main"><p>See <a href="notes.html">notes</a>'
+            '</p></div><footer><a href="legal.html">legal</a></footer>')
+    assert content_links(Selector(html)) == ["notes.html"]

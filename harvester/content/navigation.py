@@ -47,8 +47,15 @@ TOC_SELECTORS: tuple[str, ...] = (
     "div.toc a",
 )
 
+# Links inside the page body: a docs site links pages from prose that no menu lists (changelogs,
+# "see also" notes). Followed last, they make the docs spider as complete as the site spider.
+CONTENT_SELECTORS: tuple[str, ...] = (
+    "[role=main] a", "main a", "article a", "div.body a", "div.document a", "div.content a",
+)
+
 _PAGER = ", ".join(PAGER_SELECTORS)
 _TOC = ", ".join(TOC_SELECTORS)
+_CONTENT = ", ".join(CONTENT_SELECTORS)
 
 
 def pager_links(page: Selector) -> list[str]:
@@ -59,6 +66,11 @@ def pager_links(page: Selector) -> list[str]:
 def toc_links(page: Selector) -> list[str]:
     """The raw ``href``s of a page's table of contents and docs sidebar."""
     return _hrefs(page, _TOC)
+
+
+def content_links(page: Selector) -> list[str]:
+    """The raw ``href``s of links in the page's main content."""
+    return _hrefs(page, _CONTENT)
 
 
 def _hrefs(page: Selector, css: str) -> list[str]:

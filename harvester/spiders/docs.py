@@ -8,16 +8,16 @@ from typing import Any
 import scrapy
 from scrapy.http import HtmlResponse, Response
 
-from harvester.content.navigation import pager_links, toc_links
+from harvester.content.navigation import content_links, pager_links, toc_links
 from harvester.spiders._base import HarvesterSpider
 
 
 class DocsSpider(HarvesterSpider):
-    """Follow prev/next links (``<link rel=next>``, pager controls of the common generators) and
-    the sidebar / table of contents inside the start URL's path prefix, so a broken chain loses
-    no page. Cycles end because every URL is claimed once.
+    """Follow prev/next links (``<link rel=next>``, pager controls of the common generators), then
+    the sidebar / table of contents, then links in the page body, all inside the start URL's path
+    prefix, so a broken chain loses no page. Cycles end because every URL is claimed once.
 
-    Stats: ``harvester/docs/pager_links``, ``harvester/docs/toc_links`` (requests scheduled).
+    Stats: ``harvester/docs/{pager,toc,content}_links`` (requests scheduled).
     """
 
     name = "docs"
@@ -25,10 +25,11 @@ class DocsSpider(HarvesterSpider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[scrapy.Request]:
         if not isinstance(response, HtmlResponse):
             return
-        # Pager links first: they carry the reading order, so they get a higher priority.
+        # Pager links first: they carry the reading order, so they get the highest priority.
         for kind, hrefs, priority in (
             ("pager_links", pager_links(response.selector), 1),
             ("toc_links", toc_links(response.selector), 0),
+            ("content_links", content_links(response.selector), -1),
         ):
             for href in hrefs:
                 request = self.page_request(response.urljoin(href), self.parse)

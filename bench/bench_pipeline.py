@@ -1,0 +1,99 @@
+"""Benchmark: how close end-to-end ingestion comes to the embedding model's own speed.
+
+In one run, on one site served on loopback (default: Debian's Flask docs):
+  1. crawl + extract + chunk with embedding off       -> pages/s
+  2. the model alone on exactly the chunks of step 1  -> chunks/s
+  3. the whole pipeline into a fresh local Qdrant     -> chunks/s
+and prints end-to-end / model-alone. Optionally (--score) runs the public scorer on the feed of
+step 3, with retrieval through `scrapy search`.
+
+    .venv/bin/python bench/bench_pipeline.py [--corpus flask] [--spider docs] [--score] [--json-out F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.crawl import NO_EMBEDDING, crawl  # noqa: E402
+from tests.sitesrv import SiteServer  # noqa: E402
+
+ROOTS = {
+    "flask": "/usr/share/doc/python-flask-doc/html",
+    "requests": "/usr/share/doc/python-requests-doc/html",
+    "scrapy": "/usr/share/doc/python-scrapy-doc/html",
+}
+EVAL = REPO.parent / "shared" / "eval"
+
+
+def model_alone(texts: list[str], batch_size: int) -> float:
+    """Chunks per second of the model on ``texts``, loading excluded."""
+    from harvester.embedding import DEFAULT_MODEL, load_embedder
+
+    embedder = load_embedder(DEFAULT_MODEL)
+    embedder.encode(texts[:8], batch_size=8)  # warm-up
+    started = time.perf_counter()
+    embedder.encode(texts, batch_size=batch_size)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", default="flask", choices=sorted(ROOTS))
+    parser.add_argument("--spider", default="docs", choices=["docs", "site", "sitemap"])
+    parser.add_argument("--score", action="store_true", help="run the public scorer with retrieval")
+    parser.add_argument("--queries", type=int, default=40, help="retrieval queries for --score")
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    results: dict[str, object] = {"corpus": args.corpus, "spider": args.spider, "cpus": os.cpu_count()}
+
+    with tempfile.TemporaryDirectory() as tmp, SiteServer(root=Path(ROOTS[args.corpus])) as server:
+        work = Path(tmp)
+        extract_only = crawl(args.spider, server.url, work / "extract", settings=NO_EMBEDDING)
+        assert extract_only.returncode == 0, extract_only.output[-2000:]
+        pages = extract_only.report["pages_stored"]
+        seconds = extract_only.report["elapsed_seconds"]
+        texts = [c["text"] for item in extract_only.items for c in item["chunks"]]
+        results["crawl_extract_chunk"] = {"pages": pages, "chunks": len(texts), "seconds": seconds,
+                                          "pages_per_s": round(pages / seconds, 2)}
+
+        model_rate = model_alone(texts, batch_size=64)
+        results["model_alone"] = {"chunks": len(texts), "chunks_per_s": round(model_rate, 2)}
+
+        full = crawl(args.spider, server.url, work / "full")
+        assert full.returncode == 0, full.output[-2000:]
+        e2e_rate = full.report["chunks_stored"] / full.report["elapsed_seconds"]
+        results["end_to_end"] = {"pages": full.report["pages_stored"], "chunks": full.report["chunks_stored"],
+                                 "seconds": full.report["elapsed_seconds"], "chunks_per_s": round(e2e_rate, 2)}
+        results["ratio_end_to_end_over_model"] = round(e2e_rate / model_rate, 3)
+
+        if args.score:
+            env = {**os.environ, "HARVESTER_QDRANT_PATH": str(work / "full" / "qdrant")}
+            score = subprocess.run(
+                [sys.executable, str(EVAL / "score.py"), args.corpus, str(work / "full" / "pages.jsonl"),
+                 "--search-cmd", f"{sys.executable} -m scrapy search --json -k 5 {{query}}",
+                 "--max-queries", str(args.queries), "--json-out", str(work / "score.json")],
+                cwd=REPO, env=env, capture_output=True, text=True, check=True,
+            )
+            results["scorer_summary"] = score.stdout.strip().splitlines()[-1]
+            results["scorer"] = json.loads((work / "score.json").read_text())
+
+    summary = {k: v for k, v in results.items() if k != "scorer"}
+    print(json.dumps(summary, indent=1))
+    print(f"end-to-end / model-alone = {results['ratio_end_to_end_over_model']}")
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Set up Harvester from nothing: a venv in .venv with upgraded pip, the CPU build of torch first
+# (else pip pulls gigabytes of CUDA wheels), then Harvester and its dependencies.
+#   scripts/bootstrap.sh          what a crawl needs
+#   scripts/bootstrap.sh --test   also the test tools and the Debian packages the tests crawl
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_tests=0
+[ "${1:-}" = "--test" ] && with_tests=1
+
+if [ "$with_tests" = 1 ]; then
+  # Real documentation sites the end-to-end tests serve on loopback.
+  packages="python-flask-doc python-requests-doc python-scrapy-doc"
+  if ! dpkg -s $packages >/dev/null 2>&1; then
+    sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq $packages >/dev/null
+  fi
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+# A fresh venv's pip 23 skips lxml[html_clean], which trafilatura needs.
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q torch==2.13.0
+if [ "$with_tests" = 1 ]; then
+  .venv/bin/python -m pip install -q -e '.[dev]'
+else
+  .venv/bin/python -m pip install -q -e .
+fi
+echo "Harvester is installed in .venv"
