@@ -52,6 +52,8 @@ def check_settings(settings: BaseSettings) -> None:
         raise InvalidSettings(
             "HARVESTER_INDEX_ENABLED needs HARVESTER_EMBEDDING_ENABLED (turn both off to crawl without an index)"
         )
+    if settings.getbool("HARVESTER_EMBEDDING_ENABLED") and not settings.getbool("HARVESTER_CHUNKING_ENABLED"):
+        raise InvalidSettings("HARVESTER_EMBEDDING_ENABLED needs HARVESTER_CHUNKING_ENABLED: chunks are what is embedded")
     url = settings.get("QDRANT_URL")
     if url and urlsplit(url).scheme not in ("http", "https"):
         raise InvalidSettings(f"QDRANT_URL={url!r} must be an http:// or https:// URL")

@@ -25,7 +25,9 @@ def open_client(url: str | None, api_key: str | None, path: str) -> QdrantClient
     return QdrantClient(path=path)
 
 
-def ensure_collection(client: QdrantClient, name: str, vector: str, dimension: int) -> bool:
+def ensure_collection(
+    client: QdrantClient, name: str, vector: str, dimension: int, *, server: bool = False
+) -> bool:
     """Create the collection if missing (cosine distance); True if it was created.
 
     Raises CollectionMismatch when it exists without a ``vector`` of ``dimension`` values.
@@ -35,6 +37,10 @@ def ensure_collection(client: QdrantClient, name: str, vector: str, dimension: i
             name,
             vectors_config={vector: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
         )
+        if server:
+            # Re-crawls delete a page's stale chunks by URL; a server needs the index to do it fast
+            # (local mode has no payload indexes and says so in a warning).
+            client.create_payload_index(name, "metadata.source_url", models.PayloadSchemaType.KEYWORD)
         return True
     vectors = client.get_collection(name).config.params.vectors
     params = vectors.get(vector) if isinstance(vectors, dict) else None

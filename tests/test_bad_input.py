@@ -45,7 +45,8 @@ def test_missing_start_and_bad_arguments(tmp_path):
     [("HARVESTER_EMBEDDING_BATCH_SIZE=0", "must be at least 1"),
      ("HARVESTER_DEDUP_ENABLED=perhaps", "must be true or false"),
      ("HARVESTER_EMBEDDING_ENABLED=0", "needs HARVESTER_EMBEDDING_ENABLED"),
-     ("QDRANT_URL=localhost:6333", "must be an http:// or https:// URL")],
+     ("QDRANT_URL=localhost:6333", "must be an http:// or https:// URL"),
+     ("HARVESTER_CHUNKING_ENABLED=0", "needs HARVESTER_CHUNKING_ENABLED")],
 )
 def test_wrong_settings(tmp_path, setting, words):
     process = run_scrapy(["crawl", "docs", "-a", "start=http://127.0.0.1:1/", "-s", setting], tmp_path)

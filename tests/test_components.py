@@ -125,3 +125,20 @@ def test_failure_reasons_are_short_codes():
     assert failure_reason(error.TimeoutError()) == "timeout"
     assert failure_reason(HttpError(Response("http://h/", status=503))) == "http_503"
     assert failure_reason(exceptions.IgnoreRequest("Forbidden by robots.txt")) == "robots_forbidden"
+
+
+def test_collection_is_created_once_and_checked_against_the_model(tmp_path):
+    from qdrant_client import QdrantClient
+
+    from harvester.store import CollectionMismatch, ensure_collection
+
+    client = QdrantClient(path=str(tmp_path / "q"))
+    try:
+        assert ensure_collection(client, "c", "model-a", 8) is True
+        assert ensure_collection(client, "c", "model-a", 8) is False
+        with pytest.raises(CollectionMismatch, match="stores 8-dimensional"):
+            ensure_collection(client, "c", "model-a", 16)
+        with pytest.raises(CollectionMismatch, match="no vector named 'model-b'"):
+            ensure_collection(client, "c", "model-b", 8)
+    finally:
+        client.close()

@@ -71,7 +71,8 @@ class IndexPipeline:
             self._vector = embedder.vector_name
             self._client = await self._worker.run(open_client, self._url, self._api_key, self._path)
             created = await self._worker.run(
-                ensure_collection, self._client, self._collection, self._vector, embedder.dimension
+                ensure_collection, self._client, self._collection, self._vector, embedder.dimension,
+                server=bool(self._url),
             )
         except (CollectionMismatch, ModelUnavailable) as exc:
             logger.error("Cannot index into Qdrant at %s: %s", where, exc)
