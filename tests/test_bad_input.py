@@ -51,7 +51,7 @@ def test_missing_start_and_bad_arguments(tmp_path):
 def test_wrong_settings(tmp_path, setting, words):
     process = run_scrapy(["crawl", "docs", "-a", "start=http://127.0.0.1:1/", "-s", setting], tmp_path)
     assert process.returncode == 2, process.stderr
-    assert f"harvester: error: invalid setting" in process.stderr and words in process.stderr
+    assert "harvester: error: invalid setting" in process.stderr and words in process.stderr
 
 
 @pytest.mark.e2e
