@@ -130,8 +130,12 @@ def test_api_page_signatures_and_escaping() -> None:
     md = page.markdown
     assert page.title == "API"
     assert "\n## Application Object\n" in md
-    # Literal underscores in prose are escaped, never inside code.
-    assert "*import\\_name*" in md
+    # Signatures are code spans (no escaped emphasis); literal underscores
+    # in prose are escaped, never inside code.
+    assert "`class flask.Flask(import_name, static_url_path=None," in md
+    assert "*class* flask.Flask" not in md
+    assert "**import\\_name** (*str*)" in md
+    assert page.generator == "sphinx"
     # Code inside a definition (dd) keeps its exact text under the
     # definition's uniform 4-space indent.
     assert "    ```python\n    from flask import Flask\n    app = Flask(__name__)\n    ```" in md
@@ -179,6 +183,14 @@ def test_nested_pre_gives_one_fence() -> None:
     assert "```\ninner = True\n```" in md
     # Exactly one opening and one closing fence per block, nothing doubled.
     assert _fences(md) == ["```python", "```", "```js", "```", "```", "```"]
+
+
+def test_headings_are_atx_never_setext() -> None:
+    html = _doc("<main><h1>Title</h1><p>" + FILLER + "</p><h2>Second level</h2><p>Body.</p>"
+                "<h6>Sixth level</h6><p>Deep.</p></main>")
+    md = extract_page(html, "https://example.org/").markdown
+    assert md.startswith("# Title\n") and "\n## Second level\n" in md and "\n###### Sixth level\n" in md
+    assert not re.search(r"^(?:=+|-{3,})$", md, re.M)
 
 
 def test_code_containing_backticks_gets_longer_fence() -> None:

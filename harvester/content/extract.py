@@ -2,28 +2,32 @@
 
 ``extract_page(html, url)`` turns one HTML page into an :class:`ExtractedPage`:
 the main content as Markdown plus page metadata (title, language,
-description, breadcrumbs, canonical URL, headings) and a rough quality score.
+description, breadcrumbs, canonical URL, headings, generator) and a rough
+quality score. This module orchestrates; the knowledge about generators lives
+in :mod:`harvester.content.profiles` and the HTML -> Markdown rules in
+:mod:`harvester.content.markdown`.
 
 Strategy, best first:
 
-1. **Known main element.** Documentation generators put the article in a
-   predictable element (Sphinx ``div.body``/``[role=main]``, Read the Docs
-   ``[itemprop=articleBody]``, MkDocs Material ``article.md-content__inner``,
-   Docusaurus ``.theme-doc-markdown``, VitePress ``.vp-doc``, mdBook ``main``,
-   DocBook ``div.chapter``..., then generic ``main``/``article``/
-   ``[role=main]``). That element is cleaned of chrome (permalink anchors,
-   buttons, line numbers, prev/next and edit links, cookie banners...) and
-   converted with markdownify (:mod:`harvester.content.markdown`), which keeps
-   code blocks, tables and heading levels intact -- trafilatura's own Markdown
-   loses about half the fences and breaks tables on such sites.
-2. **trafilatura** on the whole document when no known element exists
+1. **Main element.** A caller's ``content_selector``, else the main element
+   of the detected generator profile (Sphinx themes, MkDocs, Docusaurus,
+   VitePress, mdBook, GitBook, DocBook, Hugo/Docsy, rustdoc, Javadoc); with a
+   profile the whole-page heuristics are skipped. Otherwise generic
+   candidates (schema.org ``articleBody``, ``[role=main]``, ``main``, a single
+   ``article``). The element is cleaned of the profile's chrome (noise,
+   breadcrumbs, pager, version switcher, TOC), its admonitions become
+   labelled blockquotes and API signatures code, and it is converted with
+   the selected converter (markdownify by default), which keeps code blocks,
+   tables and heading levels intact -- trafilatura's own Markdown loses
+   about half the fences and breaks tables on such sites.
+2. **trafilatura** on the whole document when no main element exists
    (unknown sites, blogs).
 3. **Plain text** of the body (``degraded=True``) as the last resort.
 
-The document is parsed once with lxml; markdownify then only sees the small,
-cleaned main fragment (code blocks flattened to text), which keeps a large
-Sphinx page in the tens of milliseconds. Nothing here is shared between calls,
-so it is safe to run in worker threads.
+The document is parsed once with lxml (or not at all when the caller passes
+the tree it already has as ``doc``); markdownify then only sees the small,
+cleaned main fragment. Nothing is shared between calls except compiled
+selectors, so it is safe to run in worker threads.
 """
 from __future__ import annotations
 
@@ -35,9 +39,18 @@ from urllib.parse import urljoin
 import lxml.html
 from lxml import etree
 
-from harvester.content.markdown import element_to_markdown, tidy_markdown, visible_text
+from harvester.content.markdown import (
+    get_converter,
+    prepare_code,
+    rewrite_admonitions,
+    rewrite_signatures,
+    tidy_markdown,
+    unwrap_heading_anchors,
+    visible_text,
+)
+from harvester.content.profiles import GENERIC, PageView, Profile, compile_css, detect_profile
 
-__all__ = ["ExtractedPage", "NoContent", "extract_page"]
+__all__ = ["ExtractedPage", "NoContent", "detect_profile", "extract_page"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,8 @@ class ExtractedPage:
     canonical_url: str | None = None
     quality: float = 0.0
     degraded: bool = False
+    # Name of the detected generator profile ("sphinx-rtd", "docusaurus"...).
+    generator: str | None = None
 
 
 class NoContent(Exception):
@@ -63,32 +78,15 @@ class NoContent(Exception):
 
 
 # --------------------------------------------------------------------------
-# Selectors and cleaning rules
+# Generic cleaning rules (generator-specific ones live in the profiles)
 # --------------------------------------------------------------------------
 
-def _cls(name: str) -> str:
-    return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
-
-
-_DOCBOOK_CLASSES = frozenset({"book", "part", "chapter", "appendix", "preface", "article", "refentry",
-                              "sect1", "section", "reference", "glossary", "index", "colophon"})
 _UNTRUSTED_RANK = 10
 
 # Elements that never carry article text.
 _DROP_TAGS = frozenset({
     "script", "style", "noscript", "template", "nav", "button", "svg", "form", "iframe", "object",
     "embed", "input", "select", "textarea", "canvas", "dialog", "link", "meta", "title", "head",
-})
-# Chrome inside the main element: permalink anchors, line-number gutters,
-# copy buttons, edit links, prev/next bars, sidebars and theme widgets.
-_DROP_CLASSES = frozenset({
-    "headerlink", "anchorjs-link", "hash-link", "header-anchor", "anchor-link", "linenos", "lineno",
-    "linenodiv", "copybtn", "copy-button", "md-clipboard", "md-content__button", "md-source-file",
-    "sphinxsidebar", "related", "rst-footer-buttons", "prev-next-area", "prev-next-bottom",
-    "pagination-nav", "md-footer", "navheader", "navfooter", "edit-this-page",
-    "theme-edit-this-page", "edit-page-link", "editthispage", "skip-link", "skip-to-content",
-    "searchbox", "wy-breadcrumbs", "breadcrumbs", "breadcrumb", "theme-doc-footer",
-    "theme-doc-toc-mobile", "toc-mobile", "vp-doc-footer", "mobile-nav", "admonition-todo-hidden",
 })
 _DROP_ROLES = frozenset({"navigation", "search", "banner", "contentinfo", "complementary"})
 # A cookie/consent word next to a widget word ("cookie-banner",
@@ -107,7 +105,7 @@ _EDIT_TEXTS = frozenset({
 })
 # Inline chrome that must go before <span>s are unwrapped and code is
 # flattened (or its text would stay behind): line numbers, permalink and
-# copy widgets.
+# copy widgets. Shared by many generators, so not tied to a profile.
 _INLINE_CHROME_CLASSES = frozenset({
     "linenos", "lineno", "linenodiv", "headerlink", "copybtn", "md-clipboard", "hash-link",
     "line-numbers-rows", "copy-button",
@@ -120,35 +118,59 @@ _NOISE_ATTRS = (
     "cellspacing", "frame", "rules", "summary", "headers", "scope", "translate", "spellcheck",
 )
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_HEADING_XPATH = etree.XPath("boolean(.//h1|.//h2|.//h3|.//h4|.//h5|.//h6)")
 # Inline wrappers with no Markdown meaning. Sphinx wraps every code token in a
 # <span>; unwrapping them in C halves the nodes markdownify has to walk.
 _UNWRAP_TAGS = ("span", "font", "abbr", "bdi", "small", "big", "ins", "mark", "wbr", "data", "time")
-# "highlight-python" (Sphinx), "language-js" (Prism/highlight.js/MkDocs),
-# "lang-sh"; the hyphen is required so "highlighttable" is no language.
-_LANG_CLASS = re.compile(r"^(?:highlight|language|lang)-([A-Za-z0-9_+#.-]+)$")
-_LANG_ALIASES = {"default": "python", "python3": "python", "py": "python", "none": "", "text": "text",
-                 "plain": "text", "plaintext": "text", "nohighlight": ""}
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _TITLE_SEPARATORS = (" — ", " – ", " | ", " - ", " · ", " :: ", " » ")
+# Fallback breadcrumb containers for profiles that name none of their own.
+_GENERIC_CRUMBS = ("nav[aria-label=breadcrumb]", "nav[aria-label=Breadcrumb]", "nav[aria-label=breadcrumbs]",
+                   "nav[aria-label=Breadcrumbs]", "[itemtype$=BreadcrumbList]")
 
 
 # --------------------------------------------------------------------------
 # Public API
 # --------------------------------------------------------------------------
 
-def extract_page(html: str, url: str, *, min_chars: int = 80) -> ExtractedPage:
+def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: str | None = None,
+                 doc=None, converter: str | None = "markdownify") -> ExtractedPage:
     """Extract the main content of one page as Markdown plus metadata.
+
+    ``content_selector``: CSS selector of the main element; when it matches
+    an element with text, that element is the content whatever the profile.
+    ``doc``: the page already parsed by lxml (e.g. parsel's
+    ``response.selector.root``); ``html`` is then not parsed again and the
+    tree is modified in place. ``converter``: name registered in
+    :mod:`harvester.content.markdown` (ValueError if unknown; None means
+    the default, markdownify).
 
     Raises NoContent('not_html' | 'unparsable' | 'empty' | 'too_short').
     """
-    doc = _parse(html)
-    base = _base_url(doc, url)
-    sc = _scan(doc)
-    meta = _metadata(doc, url, sc)
+    convert = get_converter(converter or "markdownify")
+    content_xpath = compile_css(content_selector) if content_selector else None
+    root = _parse(html) if doc is None else doc.getroottree().getroot()
+    base = _base_url(root, url)
+    view = PageView(root)
+    profile = detect_profile(view)
+    meta = _metadata(root, url)
+    generator = profile.name if profile else None
 
-    for main, trusted in _candidates(doc, sc):
-        _prepare_main(main, base)
-        md = element_to_markdown(main)
+    main = _first_with_text(root, (content_xpath,)) if content_xpath is not None else None
+    if main is None and profile is not None:
+        main = _first_with_text(root, [compile_css(sel) for sel in profile.main])
+    if main is not None:
+        meta["breadcrumbs"] = _breadcrumbs(root, profile)
+        candidates = [(main, True)]
+    else:
+        sc = _scan(root)
+        meta["breadcrumbs"] = _scan_breadcrumbs(sc)
+        candidates = _candidates(sc)
+
+    rules = profile or GENERIC
+    for main, trusted in candidates:
+        _prepare_main(main, base, rules)
+        md = tidy_markdown(convert(main))
         text = visible_text(md)
         if not text:
             continue
@@ -156,22 +178,30 @@ def extract_page(html: str, url: str, *, min_chars: int = 80) -> ExtractedPage:
             continue
         if len(text) < min_chars:
             raise NoContent("too_short", f"{len(text)} chars")
-        return _page(meta, md, _headings(main), degraded=False)
+        return _page(meta, md, _headings(main), degraded=False, generator=generator)
 
-    _absolutize(doc, base)
-    md = _trafilatura(doc, url)
+    _absolutize(root, base)
+    md = _trafilatura(root, url)
     text = visible_text(md)
     if len(text) >= min_chars:
-        return _page(meta, md, _md_headings(md), degraded=False)
+        return _page(meta, md, _md_headings(md), degraded=False, generator=generator)
 
-    plain = _plain_text(doc)
+    plain = _plain_text(root)
     plain_len = len(visible_text(plain))
     if plain_len >= min_chars:
-        return _page(meta, plain, [], degraded=True)
+        return _page(meta, plain, [], degraded=True, generator=generator)
     longest = max(len(text), plain_len)
     if not longest:
         raise NoContent("empty")
     raise NoContent("too_short", f"{longest} chars")
+
+
+def _first_with_text(root, xpaths):
+    for xp in xpaths:
+        for el in xp(root):
+            if _has_text(el):
+                return el
+    return None
 
 
 # --------------------------------------------------------------------------
@@ -207,11 +237,16 @@ def _base_url(doc, url: str) -> str:
     return (_absolute(url, href) or url) if href else url
 
 
+# Zero-width characters that themes put in headings (VitePress's header anchors) are not whitespace
+# to str.split(), so they would keep an h1 from matching its <title>.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), " ")
+
+
 def _norm(s: str | None) -> str:
-    return " ".join((s or "").split())
+    return " ".join((s or "").translate(_INVISIBLE).split())
 
 
-def _metadata(doc, url: str, sc: "_Scan") -> dict:
+def _metadata(doc, url: str) -> dict:
     # <title>, <meta> and <link> live in <head>: searching only there keeps
     # this cheap on 1 MB API pages.
     head = doc.find("head")
@@ -238,7 +273,7 @@ def _metadata(doc, url: str, sc: "_Scan") -> dict:
         "lang": lang or None,
         "description": _norm(desc) or None,
         "canonical_url": _absolute(url, canonical) if canonical else None,
-        "breadcrumbs": _breadcrumbs(sc),
+        "breadcrumbs": [],
     }
 
 
@@ -261,9 +296,25 @@ def _absolute(base: str, href: str) -> str | None:
         return None
 
 
-def _breadcrumbs(sc: "_Scan") -> list[str]:
-    """Trail from schema.org JSON-LD or microdata, else from the breadcrumb
-    markup of common themes."""
+def _breadcrumbs(root, profile: Profile | None) -> list[str]:
+    """Trail from schema.org JSON-LD, else the profile's breadcrumb markup,
+    else common breadcrumb containers."""
+    crumbs = _crumbs_jsonld(el for el in root.iter("script") if el.get("type") == "application/ld+json")
+    if crumbs:
+        return crumbs
+    selectors = (profile.breadcrumbs if profile else ()) + _GENERIC_CRUMBS
+    for sel in selectors:
+        for box in compile_css(sel)(root):
+            crumbs = _crumbs_microdata(box) if "BreadcrumbList" in (box.get("itemtype") or "") else []
+            crumbs = crumbs or _crumbs_html(box)
+            if crumbs:
+                return crumbs
+    return []
+
+
+def _scan_breadcrumbs(sc: "_Scan") -> list[str]:
+    """Breadcrumbs for pages without a profile main element: JSON-LD or
+    microdata, else the best-ranked breadcrumb-looking container."""
     found = sc.crumbs
     crumbs = _crumbs_jsonld(sc.scripts)
     if crumbs:
@@ -286,15 +337,8 @@ def _crumb_rank(el) -> int | None:
     classes = set((el.get("class") or "").split())
     if el.tag == "nav" and "breadcrumb" in (el.get("aria-label") or "").lower():
         return 0
-    if "wy-breadcrumbs" in classes:
-        return 1                                    # Sphinx Read the Docs theme
-    if "md-path" in classes:
-        return 2                                    # MkDocs Material
     if classes & {"breadcrumbs", "breadcrumb"}:
-        return 3
-    if el.tag == "ul" and "related" in (el.getparent().get("class") or "").split() \
-            and el.getparent().get("role") == "navigation":
-        return 4                                    # Sphinx basic themes' related bar
+        return 1
     return None
 
 
@@ -364,8 +408,9 @@ def _inner_li(li, box) -> bool:
     return False
 
 
+
 # --------------------------------------------------------------------------
-# Main element
+# Main element without a profile: generic candidates
 # --------------------------------------------------------------------------
 
 @dataclass
@@ -374,8 +419,6 @@ class _Scan:
     mains: list = field(default_factory=list)
     crumbs: list = field(default_factory=list)
     scripts: list = field(default_factory=list)
-    docbook_divs: list = field(default_factory=list)
-    docbook: bool = False
 
 
 # Tags that can be a main element or a breadcrumb container. Iterating only
@@ -386,7 +429,6 @@ _SCAN_TAGS = ("div", "main", "article", "nav", "ul", "ol", "section", "script")
 
 def _scan(doc) -> _Scan:
     sc = _Scan()
-    body = doc.find("body")
     for el in doc.iter(*_SCAN_TAGS):
         tag = el.tag
         cls = el.get("class") or ""
@@ -394,43 +436,24 @@ def _scan(doc) -> _Scan:
             if el.get("type") == "application/ld+json":
                 sc.scripts.append(el)
             continue
-        if (tag in ("main", "article") or el.get("role") == "main" or el.get("itemprop") == "articleBody"
-                or ("body" in cls or "document" in cls or "vp-doc" in cls or "md-content" in cls
-                    or "theme-doc" in cls)):
+        if tag in ("main", "article") or el.get("role") == "main" or el.get("itemprop") == "articleBody":
             sc.mains.append(el)
-        if ("breadcrumb" in cls or "md-path" in cls or el.get("itemtype")
-                or (tag == "nav" and el.get("aria-label"))
-                or (tag == "ul" and el.getparent().get("role") == "navigation")):
+        if "breadcrumb" in cls or el.get("itemtype") or (tag == "nav" and el.get("aria-label")):
             sc.crumbs.append(el)
-        if tag == "div" and cls:
-            if "navheader" in cls or "navfooter" in cls:
-                sc.docbook = True
-            parent = el.getparent()
-            if parent is body or (parent is not None and parent.getparent() is body):
-                sc.docbook_divs.append(el)
-    if not sc.docbook:
-        head = doc.find("head")
-        gen = head.xpath("string(meta[@name='generator']/@content)") if head is not None else ""
-        sc.docbook = "docbook" in gen.lower()
     return sc
 
 
-def _candidates(doc, sc: _Scan):
-    """Yield (element, trusted) for the known main-content elements, best
-    first; each element has some text. Trusted elements belong to a known
-    generator and are the article even when short; untrusted (generic
-    main/article/[role=main]) ones may be a teaser or wrapper."""
+def _candidates(sc: _Scan):
+    """Yield (element, trusted) for the generic main-content elements, best
+    first; each element has some text. A trusted element is the article even
+    when short; untrusted ones (main/article/[role=main]) may be a teaser or
+    wrapper, so trafilatura gets a chance when they are short."""
     ranked = []
     articles = sum(1 for el in sc.mains if el.tag == "article")
     for order, el in enumerate(sc.mains):
         rank = _main_rank(el, articles)
         if rank is not None:
             ranked.append((rank, order, el))
-    if sc.docbook:
-        for order, el in enumerate(sc.docbook_divs):
-            if not _DOCBOOK_CLASSES.isdisjoint(el.get("class").split()):
-                ranked.append((8, order, el))
-                break
     ranked.sort(key=lambda r: (r[0], r[1]))
     for rank, _, el in ranked:
         if _has_text(el):
@@ -442,51 +465,44 @@ def _has_text(el) -> bool:
 
 
 def _main_rank(el, articles: int) -> int | None:
-    """Priority of a main-content candidate (lower is better), None if the
-    element only matched the coarse substring scan by accident (class "tbody-x")."""
-    classes = set((el.get("class") or "").split())
-    tag, role = el.tag, el.get("role")
+    """Priority of a generic main-content candidate (lower is better)."""
     if el.get("itemprop") == "articleBody":
-        return 0                                    # Sphinx Read the Docs theme
-    if tag == "article" and "md-content__inner" in classes:
-        return 1                                    # MkDocs Material
-    if "theme-doc-markdown" in classes:
-        return 2                                    # Docusaurus
-    if "vp-doc" in classes:
-        return 3                                    # VitePress
-    if tag == "div" and "body" in classes:
-        if role == "main":
-            return 4                                # Sphinx basic/alabaster
-        for anc in el.iterancestors("div"):
-            if {"bodywrapper", "documentwrapper"} & set((anc.get("class") or "").split()):
-                return 5
-    if tag == "div" and role == "main":
-        return 6                                    # Sphinx/MkDocs themes
-    if tag == "main":
-        parent = el.getparent()
-        if parent is not None and parent.get("id") == "content":
-            return 7                                # mdBook
+        return 0                                    # schema.org
+    if el.tag == "div" and el.get("role") == "main":
+        return 1                                    # themes that mark their article div
+    if el.tag == "main":
         return _UNTRUSTED_RANK
-    if tag == "div" and "document" in classes:
-        return 9                                    # old Sphinx themes (sidebar removed later)
-    if tag == "article" and articles == 1:
+    if el.tag == "article" and articles == 1:
         return _UNTRUSTED_RANK + 1                  # several articles: a listing, let trafilatura judge
-    if role == "main":
+    if el.get("role") == "main":
         return _UNTRUSTED_RANK + 2
     return None
 
 
-def _prepare_main(main, base: str) -> None:
-    """Clean the main element in place and reduce it to what markdownify
-    needs. Order matters for speed: code blocks are flattened and inline
-    spans unwrapped (cheap C calls) before the per-element Python pass."""
+# --------------------------------------------------------------------------
+# Cleaning the main element
+# --------------------------------------------------------------------------
+
+def _prepare_main(main, base: str, rules: Profile) -> None:
+    """Clean the main element in place and reduce it to what a converter
+    needs. Order matters: code is flattened first (removing most nodes of
+    highlighted pages cheaply), the profile's chrome and rewrites need the
+    classes of <span>s, and only then are inline spans unwrapped before the
+    per-element Python pass."""
     _drop_inline_chrome(main)
-    _prepare_code(main)
+    prepare_code(main)
+    _drop_chrome(main, rules)
+    if rules.admonitions:
+        rewrite_admonitions(main, compile_css(rules.admonitions),
+                            compile_css(rules.admonition_titles) if rules.admonition_titles else None)
+    if rules.signatures:
+        rewrite_signatures(main, compile_css(rules.signatures))
+    unwrap_heading_anchors(main)
     etree.strip_tags(main, *_UNWRAP_TAGS)
     _clean(main)
-    # markdownify reads only these attributes; fewer attributes make the
-    # fragment smaller to serialise and re-parse. Link titles are dropped on
-    # purpose: Sphinx's "(in Python v3.11)" intersphinx titles are noise.
+    # Converters read only a few attributes; fewer attributes make the
+    # fragment smaller to walk. Link titles are dropped on purpose: Sphinx's
+    # "(in Python v3.11)" intersphinx titles are noise.
     etree.strip_attributes(main, *_NOISE_ATTRS)
     _absolutize(main, base)
 
@@ -508,8 +524,44 @@ def _drop_inline_chrome(main) -> None:
         el.drop_tree()
 
 
+def _drop_chrome(main, rules: Profile) -> None:
+    """Remove the profile's noise, breadcrumbs, pager, version switcher and
+    TOC from the main element, keeping any match that holds prose."""
+    if not rules.chrome:
+        return
+    for el in compile_css(rules.chrome)(main):
+        if el is main or el.getparent() is None or _holds_prose(el):
+            continue
+        el.drop_tree()
+
+
+# Non-link text above this many characters is prose, not a widget label.
+_PROSE_CHARS = 200
+
+
+def _holds_prose(el) -> bool:
+    """Conservative guard for removals by class name, role or keyword: an
+    element that holds code, a data table, heading text or a paragraph's
+    worth of non-link text is content whatever it is called."""
+    if el.tag in _HEADINGS:
+        return any(c.isalnum() for c in el.text_content())
+    if el.tag == "a":
+        # Heading self-links: a pilcrow/hash/icon is chrome, words are the title.
+        in_heading = next(el.iterancestors(*_HEADINGS), None) is not None
+        return in_heading and any(c.isalnum() for c in el.text_content())
+    if el.find(".//pre") is not None or el.find(".//table") is not None:
+        return True
+    text = el.text_content()
+    if len(text) < _PROSE_CHARS:
+        return False
+    link_chars = sum(len(a.text_content()) for a in el.iter("a"))
+    return len(" ".join(text.split())) - link_chars >= _PROSE_CHARS
+
+
 def _clean(main) -> None:
-    """Drop chrome from the main element in place (text tails are kept)."""
+    """Drop generic chrome from the main element in place (text tails are
+    kept): elements that never hold text, heading-less header/footer/aside,
+    landmark roles, cookie banners and edit links."""
     doomed = []
     for el in main.iter():
         tag = el.tag
@@ -519,20 +571,15 @@ def _clean(main) -> None:
         if tag in _DROP_TAGS:
             doomed.append(el)
             continue
-        if tag in ("header", "footer", "aside") and not el.xpath(".//h1|.//h2|.//h3|.//h4|.//h5|.//h6"):
+        if tag in ("header", "footer", "aside") and not _HEADING_XPATH(el):
             # Docusaurus keeps the h1 in a <header>: only heading-less ones are chrome.
-            if tag != "aside" or _is_chrome_aside(el):
+            if (tag != "aside" or _is_chrome_aside(el)) and not _holds_prose(el):
                 doomed.append(el)
                 continue
+        if el.get("role") in _DROP_ROLES and not _holds_prose(el):
+            doomed.append(el)
+            continue
         classes = el.get("class")
-        if classes and not _DROP_CLASSES.isdisjoint(classes.split()):
-            doomed.append(el)
-            continue
-        if classes and "admonition-title" in classes:
-            _embolden(el)  # "Note"/"Warning" would read as a body paragraph
-        if el.get("role") in _DROP_ROLES:
-            doomed.append(el)
-            continue
         if _is_cookie_banner(el, tag, classes):
             doomed.append(el)
             continue
@@ -554,13 +601,6 @@ def _clean(main) -> None:
             _remove_keep_tail(el)
 
 
-def _embolden(el) -> None:
-    strong = lxml.html.Element("strong")
-    strong.text, el.text = el.text, None
-    strong.extend(list(el))
-    el.append(strong)
-
-
 def _is_cookie_banner(el, tag: str, classes: str | None) -> bool:
     ident = (classes or "") + " " + (el.get("id") or "")
     if not _COOKIE_RE.search(ident):
@@ -569,7 +609,7 @@ def _is_cookie_banner(el, tag: str, classes: str | None) -> bool:
     # a section about cookies is content, a banner has no section heading.
     if tag in ("section", "article", "dl", "dt", "dd") or "section" in (classes or "").split():
         return False
-    return not el.xpath(".//h1|.//h2|.//h3")
+    return not el.xpath(".//h1|.//h2|.//h3") and not _holds_prose(el)
 
 
 def _is_chrome_aside(el) -> bool:
@@ -588,51 +628,6 @@ def _remove_keep_tail(el) -> None:
         else:
             parent.text = (parent.text or "") + tail
     parent.remove(el)
-
-
-def _prepare_code(main) -> None:
-    """Flatten every outermost <pre> to its exact text and record its
-    language in data-lang; nested <pre> and highlighting markup vanish, so
-    markdownify emits exactly one fence per block."""
-    for table in main.xpath(f".//table[{_cls('highlighttable')}]"):
-        # Pygments line-number tables: keep only the code cell.
-        code = table.xpath(f".//td[{_cls('code')}]")
-        if code:
-            holder = lxml.html.Element("div")
-            holder.extend(list(code[0]))
-            holder.tail = table.tail
-            table.getparent().replace(table, holder)
-    for pre in main.xpath(".//pre[not(ancestor::pre)]"):
-        lang = _code_language(pre)
-        for br in pre.iter("br"):
-            br.tail = "\n" + (br.tail or "")
-        text = pre.text_content()
-        tail = pre.tail
-        pre.clear()
-        pre.text = text
-        pre.tail = tail
-        if lang:
-            pre.set("data-lang", lang)
-
-
-def _code_language(pre) -> str:
-    """Language from the block or its wrappers (Sphinx highlight-X on the
-    grandparent, language-X on <pre>/<code>, data-lang attributes)."""
-    nodes = [pre] + pre.xpath("./code[1]") + list(pre.iterancestors())[:3]
-    for node in nodes:
-        for attr in ("data-lang", "data-language"):
-            if node.get(attr):
-                return _lang_alias(node.get(attr))
-        for c in (node.get("class") or "").split():
-            m = _LANG_CLASS.match(c)
-            if m:
-                return _lang_alias(m.group(1))
-    return ""
-
-
-def _lang_alias(name: str) -> str:
-    name = name.strip().lower()
-    return _LANG_ALIASES.get(name, name)
 
 
 def _absolutize(root, base: str) -> None:
@@ -678,6 +673,7 @@ def _md_headings(md: str) -> list[dict]:
     return out
 
 
+
 # --------------------------------------------------------------------------
 # Fallbacks
 # --------------------------------------------------------------------------
@@ -710,7 +706,7 @@ def _plain_text(doc) -> str:
             continue
         ident = set((el.get("class") or "").lower().split()) | {(el.get("id") or "").lower()}
         if el.tag in _DROP_TAGS or el.tag in ("header", "footer", "aside") \
-                or not _CHROME_IDS.isdisjoint(ident) or not _DROP_CLASSES.isdisjoint(ident):
+                or not _CHROME_IDS.isdisjoint(ident) or not _CHROME_CLASSES.isdisjoint(ident):
             doomed.append(el)
     for el in doomed:
         el.drop_tree()
@@ -728,13 +724,16 @@ def _plain_text(doc) -> str:
 _CHROME_IDS = frozenset({"header", "footer", "sidebar", "side-bar", "menu", "nav", "navbar", "navigation",
                          "toc", "site-header", "site-footer", "masthead", "topbar", "left-sidebar",
                          "right-sidebar"})
+_CHROME_CLASSES = frozenset({"sphinxsidebar", "related", "navheader", "navfooter", "md-footer", "breadcrumbs",
+                             "breadcrumb", "wy-breadcrumbs", "rst-footer-buttons", "pagination-nav",
+                             "theme-doc-footer", "searchbox", "skip-link", "edit-this-page"})
 
 
 # --------------------------------------------------------------------------
 # Result
 # --------------------------------------------------------------------------
 
-def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool) -> ExtractedPage:
+def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generator: str | None) -> ExtractedPage:
     title = meta["title"] or (headings[0]["text"] if headings else "")
     return ExtractedPage(
         title=title,
@@ -746,22 +745,58 @@ def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool) -> Extra
         canonical_url=meta["canonical_url"],
         quality=_quality(md, degraded),
         degraded=degraded,
+        generator=generator,
     )
 
 
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_FENCE = re.compile(r"^[ \t]*(?:(?:[*+-]|\d{1,9}[.)]|:|>)[ \t]*)*(?:`{3,}|~{3,})")
+# Lines that are site furniture rather than article text when they survive
+# into the Markdown: copyright and legal lines, edit/feedback prompts,
+# prev/next labels, "built with" credits, on-page TOC titles.
+_BOILERPLATE_LINE = re.compile(
+    r"^(?:[>*_ -]*)(?:©|\(c\)|copyright\b|all rights reserved|privacy policy|terms of (?:service|use)"
+    r"|edit (?:this|on) |view (?:page )?source|last (?:updated|modified)|was this page helpful"
+    r"|(?:«|‹|<)? ?(?:previous|next)(?: page| chapter)?\s*(?:»|›|>)?$|skip to |built with |powered by "
+    r"|theme by |on this page$|table of contents$|subscribe|share this|cookie)", re.I)
 
 
 def _quality(md: str, degraded: bool) -> float:
-    """0..1: enough text (saturates at 2000 chars), few link-only words, and
-    balanced code fences; plain-text fallbacks are capped at 0.5."""
+    """Rough 0..1 usefulness of the extracted Markdown::
+
+        quality = (0.50 * length + 0.30 * (1 - boilerplate) + 0.20 * fences_balanced)
+                  * (1 - 0.8 * link_density)
+
+    Link density multiplies rather than adds: a long page of links (an archive, a tag listing, a
+    leftover menu) must score low however long it is.
+
+    * ``length`` = min(1, visible text characters / 2000);
+    * ``link_density`` = characters of link text / visible text characters;
+    * ``boilerplate`` = share of the characters of non-code lines that are
+      site furniture (copyright/legal lines, edit and feedback prompts,
+      prev/next labels, "built with"/"powered by" credits, "On this page");
+    * ``fences_balanced`` = 1 when the number of code fence lines is even.
+
+    Plain-text fallbacks (``degraded``) are capped at 0.5.
+    """
     text = visible_text(md)
     length = min(1.0, len(text) / 2000.0)
     link_chars = sum(len(m.group(1)) for m in _MD_LINK.finditer(md))
     density = min(1.0, link_chars / max(1, len(text)))
-    fences = sum(1 for line in md.split("\n") if line.lstrip(" :>-*").startswith(("```", "~~~")))
+    fences, inside, prose_chars, boiler_chars = 0, False, 0, 0
+    for line in md.split("\n"):
+        if _FENCE.match(line):
+            fences += 1
+            inside = not inside
+            continue
+        if inside or not line.strip():
+            continue
+        prose_chars += len(line)
+        if len(line) < 160 and _BOILERPLATE_LINE.match(line.strip()):
+            boiler_chars += len(line)
+    boilerplate = boiler_chars / prose_chars if prose_chars else 0.0
     balanced = 1.0 if fences % 2 == 0 else 0.0
-    score = 0.5 * length + 0.3 * (1.0 - density) + 0.2 * balanced
+    score = (0.5 * length + 0.3 * (1.0 - boilerplate) + 0.2 * balanced) * (1.0 - 0.8 * density)
     if degraded:
         score = min(score, 0.5)
     return round(max(0.0, min(1.0, score)), 3)

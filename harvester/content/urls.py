@@ -92,6 +92,17 @@ def url_allowed(
     return not any(p.search(url) for p in deny)
 
 
+def check_css(selector: str) -> str:
+    """``selector`` if it is valid CSS, else ValueError saying why."""
+    from cssselect import GenericTranslator, SelectorError
+
+    try:
+        GenericTranslator().css_to_xpath(selector)
+    except SelectorError as exc:
+        raise ValueError(f"invalid CSS selector {selector!r}: {exc}") from exc
+    return selector
+
+
 def canonical_url(url: str) -> str:
     """The URL form used to recognise the same page: sorted query, no fragment."""
     return canonicalize_url(url, keep_fragments=False)
