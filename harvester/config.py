@@ -9,13 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from harvester.content.urls import compile_patterns
+from harvester.content.urls import check_css, compile_patterns
+
+CONVERTERS = ("markdownify", "html-to-markdown")
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 MINIMUMS: dict[str, int] = {
     "HARVESTER_EMBEDDING_BATCH_SIZE": 1,
+    "HARVESTER_EMBEDDING_CACHE_SIZE": 0,
     "HARVESTER_QDRANT_BATCH_SIZE": 1,
     "HARVESTER_SITE_MAX_DEPTH": 0,
     "HARVESTER_MAX_PAGES": 0,
@@ -54,11 +57,28 @@ def check_settings(settings: BaseSettings) -> None:
         )
     if settings.getbool("HARVESTER_EMBEDDING_ENABLED") and not settings.getbool("HARVESTER_CHUNKING_ENABLED"):
         raise InvalidSettings("HARVESTER_EMBEDDING_ENABLED needs HARVESTER_CHUNKING_ENABLED: chunks are what is embedded")
+    _check_extraction(settings)
     url = settings.get("QDRANT_URL")
     if url and urlsplit(url).scheme not in ("http", "https"):
         raise InvalidSettings(f"QDRANT_URL={url!r} must be an http:// or https:// URL")
     if not settings.get("QDRANT_URL") and not settings.get("HARVESTER_QDRANT_PATH"):
         raise InvalidSettings("set HARVESTER_QDRANT_PATH (local store) or QDRANT_URL (server)")
+
+
+def _check_extraction(settings: BaseSettings) -> None:
+    converter = settings.get("HARVESTER_MARKDOWN_CONVERTER")
+    if converter not in CONVERTERS:
+        raise InvalidSettings(f"HARVESTER_MARKDOWN_CONVERTER={converter!r} must be one of {CONVERTERS}")
+    threshold = _get(settings, "HARVESTER_LOW_QUALITY_THRESHOLD", settings.getfloat, "a number")
+    if not 0 <= threshold <= 1:
+        raise InvalidSettings("HARVESTER_LOW_QUALITY_THRESHOLD must be between 0 and 1")
+    selectors = _get(settings, "HARVESTER_CONTENT_SELECTORS", settings.getdict, "a JSON object")
+    for selector in [settings.get("HARVESTER_CONTENT_SELECTOR"), *selectors.values()]:
+        try:
+            if selector:
+                check_css(str(selector))
+        except ValueError as exc:
+            raise InvalidSettings(f"HARVESTER_CONTENT_SELECTOR(S): {exc}") from exc
 
 
 def _get(settings: BaseSettings, name: str, getter, kind: str):  # type: ignore[no-untyped-def]

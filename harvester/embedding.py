@@ -47,7 +47,10 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        model = self.model
+        # Renamed in sentence-transformers 5; the old name still works there, with a warning.
+        get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(get())
 
     @property
     def max_tokens(self) -> int:
@@ -63,8 +66,8 @@ class Embedder:
     def vector_name(self) -> str:
         return vector_name(self.name)
 
-    def encode(self, texts: Sequence[str], batch_size: int) -> list[list[float]]:
-        """Normalised vectors, one per text."""
+    def encode(self, texts: Sequence[str], batch_size: int) -> Any:
+        """Normalised float32 vectors, one row per text (a numpy array)."""
         vectors = self.model.encode(
             list(texts),
             batch_size=batch_size,
@@ -72,7 +75,7 @@ class Embedder:
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return vectors.tolist()  # type: ignore[no-any-return]
+        return vectors
 
 
 @functools.lru_cache(maxsize=4)

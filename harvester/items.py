@@ -35,7 +35,7 @@ class PageItem:
     domain: str = ""
     requested_url: str = ""
     chunks: list[dict[str, Any]] = field(default_factory=list)
-    vectors: list[list[float]] | None = None
+    vectors: list[Any] | None = None
 
 
 EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name != "vectors"]

@@ -9,6 +9,10 @@ from typing import Any
 
 from qdrant_client import QdrantClient, models
 
+from harvester.content.lexical import document_vector
+
+SPARSE_VECTOR = "bm25"
+
 # Fixed so that a page's chunk keeps its point id across crawls and machines.
 POINT_NAMESPACE = uuid.UUID("6f1c4a52-9d1b-4e59-9a43-3f0cbd3c7a11")
 
@@ -28,21 +32,30 @@ def open_client(url: str | None, api_key: str | None, path: str) -> QdrantClient
 def ensure_collection(
     client: QdrantClient, name: str, vector: str, dimension: int, *, server: bool = False
 ) -> bool:
-    """Create the collection if missing (cosine distance); True if it was created.
+    """Create the collection if missing: the dense ``vector`` (cosine) and the ``bm25`` sparse
+    vector (Qdrant computes its IDF). True if it was created.
 
-    Raises CollectionMismatch when it exists without a ``vector`` of ``dimension`` values.
+    Raises CollectionMismatch when it exists without a ``vector`` of ``dimension`` values or without
+    the sparse vector.
     """
     if not client.collection_exists(name):
         client.create_collection(
             name,
             vectors_config={vector: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
+            sparse_vectors_config={SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
         )
         if server:
             # Re-crawls delete a page's stale chunks by URL; a server needs the index to do it fast
             # (local mode has no payload indexes and says so in a warning).
             client.create_payload_index(name, "metadata.source_url", models.PayloadSchemaType.KEYWORD)
         return True
-    vectors = client.get_collection(name).config.params.vectors
+    params_all = client.get_collection(name).config.params
+    if SPARSE_VECTOR not in (params_all.sparse_vectors or {}):
+        raise CollectionMismatch(
+            f"collection {name!r} has no {SPARSE_VECTOR!r} sparse vector for lexical search "
+            "(an older Harvester made it); use another collection or delete this one"
+        )
+    vectors = params_all.vectors
     params = vectors.get(vector) if isinstance(vectors, dict) else None
     if params is None:
         have = ", ".join(f"{k} ({v.size})" for k, v in vectors.items()) if isinstance(vectors, dict) else str(vectors)
@@ -71,6 +84,14 @@ def stale_chunks_filter(url: str, keep_ids: Sequence[str]) -> models.Filter:
     )
 
 
+def chunk_vectors(dense_name: str, dense: Any, text: str) -> dict[str, Any]:
+    """The named vectors of one point: dense from the model (a sequence or a numpy row), sparse
+    from the text."""
+    indices, values = document_vector(text)
+    dense_list = dense.tolist() if hasattr(dense, "tolist") else list(dense)
+    return {dense_name: dense_list, SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)}
+
+
 def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str) -> dict[str, Any]:
     """The payload of one chunk's point: ``page_content`` + ``metadata``, as RAG frameworks read it."""
     return {
@@ -84,6 +105,7 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str) -> dict[s
             "breadcrumbs": page.breadcrumbs,
             "headings": list(chunk["heading_path"]),
             "heading_path": " > ".join(chunk["heading_path"]),
+            "context": chunk.get("context", ""),
             "chunk_id": chunk["id"],
             "chunk_index": chunk["index"],
             "total_chunks": len(page.chunks),

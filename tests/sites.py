@@ -113,10 +113,14 @@ def robots_site(crawl_delay: float) -> dict[str, Route]:
 def broken_pages_site() -> dict[str, Route]:
     """/docs/ links good pages and bad ones: a 500, binary bytes labelled HTML, an empty page,
     malformed HTML."""
-    links = ["good1.html", "good2.html", "error.html", "binary.html", "empty.html", "malformed.html"]
+    links = ["good1.html", "good2.html", "error.html", "binary.html", "empty.html", "malformed.html",
+             "archive.html"]
     body = "<ul>" + "".join(f'<li><a href="{href}">{href}</a></li>' for href in links) + "</ul>"
     malformed = doc_page("malformed").replace("</div>", "").replace("</p>", "<p><b><i>unclosed")
+    archive = "".join(f'<li><a href="/elsewhere/p{i}.html">Post number {i} of the archive</a></li>' for i in range(40))
     return {
+        "/docs/archive.html": Route(f"<html><head><title>Archive</title></head><body><main><h1>Archive</h1>"
+                                    f"<ul>{archive}</ul></main></body></html>"),
         "/docs/": Route(doc_page("home", extra_body=body)),
         "/docs/good1.html": Route(doc_page("good1")),
         "/docs/good2.html": Route(doc_page("good2")),

@@ -46,7 +46,10 @@ def test_missing_start_and_bad_arguments(tmp_path):
      ("HARVESTER_DEDUP_ENABLED=perhaps", "must be true or false"),
      ("HARVESTER_EMBEDDING_ENABLED=0", "needs HARVESTER_EMBEDDING_ENABLED"),
      ("QDRANT_URL=localhost:6333", "must be an http:// or https:// URL"),
-     ("HARVESTER_CHUNKING_ENABLED=0", "needs HARVESTER_CHUNKING_ENABLED")],
+     ("HARVESTER_CHUNKING_ENABLED=0", "needs HARVESTER_CHUNKING_ENABLED"),
+     ("HARVESTER_MARKDOWN_CONVERTER=pandoc", "must be one of"),
+     ('HARVESTER_CONTENT_SELECTORS={"docs.example.com": "div[["}', "invalid CSS selector"),
+     ("HARVESTER_LOW_QUALITY_THRESHOLD=2", "between 0 and 1")],
 )
 def test_wrong_settings(tmp_path, setting, words):
     process = run_scrapy(["crawl", "docs", "-a", "start=http://127.0.0.1:1/", "-s", setting], tmp_path)
@@ -91,7 +94,8 @@ def test_malformed_sitemap(tmp_path, body):
 def test_collection_with_another_vector_size(tmp_path):
     client = QdrantClient(path=str(tmp_path / "qdrant"))
     client.create_collection(
-        "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=3, distance=models.Distance.COSINE)}
+        "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=3, distance=models.Distance.COSINE)},
+        sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)},
     )
     client.close()
     with SiteServer(routes=chain_site()) as server:

@@ -99,6 +99,8 @@ def test_crawl_failure_verdicts():
     assert "start URL" in crawl_failure({"finish_reason": "start_url_failed"})
     assert "Qdrant" in crawl_failure({"finish_reason": "index_unavailable", "harvester/pages/crawled": 1})
     assert "no page" in crawl_failure({"finish_reason": "finished"})
+    assert "every page" in crawl_failure({"finish_reason": "finished", "harvester/pages/crawled": 2,
+                                          "harvester/pages/failed/extraction_error": 2})
 
 
 def test_summary_block_names_every_figure():
@@ -128,12 +130,16 @@ def test_failure_reasons_are_short_codes():
 
 
 def test_collection_is_created_once_and_checked_against_the_model(tmp_path):
-    from qdrant_client import QdrantClient
+    from qdrant_client import QdrantClient, models
 
     from harvester.store import CollectionMismatch, ensure_collection
 
     client = QdrantClient(path=str(tmp_path / "q"))
     try:
+        client.create_collection("old", vectors_config={"model-a": models.VectorParams(
+            size=8, distance=models.Distance.COSINE)})
+        with pytest.raises(CollectionMismatch, match="no 'bm25' sparse vector"):
+            ensure_collection(client, "old", "model-a", 8)
         assert ensure_collection(client, "c", "model-a", 8) is True
         assert ensure_collection(client, "c", "model-a", 8) is False
         with pytest.raises(CollectionMismatch, match="stores 8-dimensional"):

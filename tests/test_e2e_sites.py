@@ -74,6 +74,8 @@ def test_one_broken_page_never_stops_a_crawl(tmp_path):
     assert result.report["failed"]["http_500"] == [server.url + "docs/error.html"]
     assert server.url + "docs/empty.html" in result.report["skipped"]["too_short"] + result.report["skipped"].get("empty", [])
     assert "Traceback" not in result.output
+    assert list(result.report["low_quality"]) == [server.url + "docs/archive.html"]
+    assert result.report["pages_low_quality"] == 1
     assert_index_matches_feed(result, tmp_path)
 
 
@@ -99,3 +101,36 @@ def test_recrawl_updates_pages_and_a_failed_crawl_keeps_what_was_stored(tmp_path
     assert others_after == others_before, "re-crawling must overwrite points, never duplicate them"
     assert failed.returncode != 0
     assert after_failure == after, "a failed crawl must leave what is stored intact"
+
+
+def wiki_site() -> dict:
+    """A wiki whose pages also carry a long promotional <article>: generic rules pick the article."""
+    from tests.sitesrv import Route
+
+    promo = "<article><h1>Try our premium plan</h1>" + "<p>Premium gets you more of everything we sell. </p>" * 30 + "</article>"
+    page = ('<html><head><title>Wiki: {name}</title></head><body>' + promo +
+            '<div id="wiki"><h1>{name}</h1><p>The {name} procedure: stop the service, copy the data '
+            'directory, then start the service again and check the logs for errors.</p></div></body></html>')
+    return {
+        "/wiki/": Route(page.format(name="Backups").replace("</div>", '<a href="restore.html">restore</a></div>')),
+        "/wiki/restore.html": Route(page.format(name="Restore")),
+        "/robots.txt": Route("User-agent: *\nDisallow:\n"),
+    }
+
+
+def test_content_selector_override(tmp_path):
+    from tests.crawl import NO_EMBEDDING
+
+    with SiteServer(routes=wiki_site()) as server:
+        default = crawl("site", server.url + "wiki/", tmp_path / "default", settings=NO_EMBEDDING)
+        chosen = crawl("site", server.url + "wiki/", tmp_path / "chosen", settings=NO_EMBEDDING,
+                       args={"content_selector": "div#wiki"})
+        per_host = crawl("site", server.url + "wiki/", tmp_path / "host", settings={
+            **NO_EMBEDDING, "HARVESTER_CONTENT_SELECTORS": '{"127.0.0.1:%d": "div#wiki"}' % server.port})
+    assert default.returncode == chosen.returncode == per_host.returncode == 0
+    assert all("premium plan" in item["markdown"].lower() for item in default.items)
+    for result in (chosen, per_host):
+        assert len(result.items) == 2
+        for item in result.items:
+            assert "premium" not in item["markdown"].lower()
+            assert "procedure: stop the service" in item["markdown"]

@@ -43,10 +43,11 @@ def test_docs_spider_follows_pager_and_sidebar_inside_prefix_once():
     assert set(again) <= {BASE + "docs/missing.html"}
 
 
-def test_max_pages_and_collection_arguments_become_settings():
-    spider = make_spider(DocsSpider, start=BASE, max_pages="3", collection="mydocs")
+def test_arguments_become_settings():
+    spider = make_spider(DocsSpider, start=BASE, max_pages="3", collection="mydocs", content_selector="div#wiki")
     assert spider.settings.getint("HARVESTER_MAX_PAGES") == 3
     assert spider.settings.get("HARVESTER_QDRANT_COLLECTION") == "mydocs"
+    assert spider.settings.get("HARVESTER_CONTENT_SELECTOR") == "div#wiki"
 
 
 def test_allow_and_deny_arguments():
@@ -59,7 +60,8 @@ def test_allow_and_deny_arguments():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [({}, "no start URL"), ({"start": "ftp://x/"}, "only http"), ({"start": BASE, "max_pages": "-2"}, "max_pages"),
-     ({"start": BASE, "allow": "("}, "invalid URL pattern")],
+     ({"start": BASE, "allow": "("}, "invalid URL pattern"),
+     ({"start": BASE, "content_selector": "div["}, "invalid CSS selector")],
 )
 def test_bad_arguments_fail_before_crawling(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -30,8 +30,11 @@ def crawl_failure(stats: dict[str, Any]) -> str | None:
     reason = stats.get("finish_reason")
     if reason in FATAL_REASONS:
         return FATAL_REASONS[reason]
-    if not stats.get("harvester/pages/crawled"):
+    crawled = stats.get("harvester/pages/crawled", 0)
+    if not crawled:
         return "no page could be crawled (see the errors above)"
+    if stats.get("harvester/pages/failed/extraction_error", 0) >= crawled:
+        return "extraction failed on every page (see the errors above)"
     return None
 
 

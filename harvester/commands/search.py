@@ -11,6 +11,7 @@ from scrapy.exceptions import UsageError
 
 from harvester.commands import effective_settings
 from harvester.embedding import ModelUnavailable, load_embedder
+from harvester.search import search
 from harvester.store import open_client
 
 if TYPE_CHECKING:
@@ -33,6 +34,12 @@ class Command(ScrapyCommand):
         parser.add_argument("-k", type=int, default=5, help="number of results (default 5)")
         parser.add_argument("--json", action="store_true", help="print a JSON list")
         parser.add_argument("--collection", help="collection (default HARVESTER_QDRANT_COLLECTION)")
+        modes = parser.add_mutually_exclusive_group()
+        modes.add_argument("--dense", dest="mode", action="store_const", const="dense",
+                           help="embedding similarity only")
+        modes.add_argument("--sparse", dest="mode", action="store_const", const="sparse",
+                           help="BM25 term matching only")
+        parser.set_defaults(mode="hybrid")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or not " ".join(args).strip():
@@ -40,14 +47,14 @@ class Command(ScrapyCommand):
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
         try:
-            hits = self._search(" ".join(args), opts.k, opts.collection)
+            hits = self._search(" ".join(args), opts.k, opts.collection, opts.mode)
         except (ModelUnavailable, SearchError) as exc:
             print(f"harvester: error: {exc}", file=sys.stderr)
             self.exitcode = 1
             return
         print(json.dumps(hits, ensure_ascii=False, indent=1) if opts.json else format_hits(hits))
 
-    def _search(self, query: str, k: int, collection: str | None) -> list[dict[str, Any]]:
+    def _search(self, query: str, k: int, collection: str | None, mode: str) -> list[dict[str, Any]]:
         assert self.settings is not None
         settings = effective_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
@@ -65,30 +72,13 @@ class Command(ScrapyCommand):
         try:
             if not client.collection_exists(collection):
                 raise SearchError(f"no collection {collection!r} at {where}: crawl something first")
-            vector = embedder.encode([query], batch_size=1)[0]
-            points = client.query_points(
-                collection, query=vector, using=embedder.vector_name, limit=k, with_payload=True
-            ).points
+            return search(client, collection, embedder, query, k, mode)
         finally:
             client.close()
-        return [hit_json(point.payload or {}, point.score) for point in points]
 
 
 class SearchError(RuntimeError):
     """The search cannot run (no collection, Qdrant unreachable)."""
-
-
-def hit_json(payload: dict[str, Any], score: float) -> dict[str, Any]:
-    """One result as printed by ``--json``."""
-    metadata = payload.get("metadata", {})
-    return {
-        "url": metadata.get("source_url"),
-        "title": metadata.get("title"),
-        "score": round(float(score), 4),
-        "heading_path": metadata.get("headings", []),
-        "chunk_index": metadata.get("chunk_index"),
-        "text": payload.get("page_content", ""),
-    }
 
 
 def format_hits(hits: list[dict[str, Any]]) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from harvester.signals import page_failed, page_skipped
+from harvester.signals import page_failed, page_low_quality, page_skipped
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -29,7 +29,7 @@ class RunReport:
     Settings: ``HARVESTER_REPORT_ENABLED``, ``HARVESTER_REPORT_DIR`` (a JSON report per run with
     every skipped and failed URL and its reason; empty to write none).
     Stats written: ``harvester/summary/{pages_crawled,pages_stored,pages_skipped,pages_failed,
-    chunks_stored,elapsed_seconds}`` and ``harvester/summary/report_file``.
+    pages_low_quality,chunks_stored,elapsed_seconds}`` and ``harvester/summary/report_file``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -40,6 +40,7 @@ class RunReport:
         self._started = time.monotonic()
         self._skipped: dict[str, list[str]] = defaultdict(list)
         self._failed: dict[str, list[str]] = defaultdict(list)
+        self._low_quality: dict[str, float] = {}
         self._stored = 0
         self._chunks = 0
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
@@ -48,6 +49,7 @@ class RunReport:
         crawler.signals.connect(self._item_dropped, signal=signals.item_dropped)
         crawler.signals.connect(self._page_skipped, signal=page_skipped)
         crawler.signals.connect(self._page_failed, signal=page_failed)
+        crawler.signals.connect(self._page_low_quality, signal=page_low_quality)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -70,6 +72,9 @@ class RunReport:
     def _page_failed(self, url: str, reason: str, **kwargs: Any) -> None:
         self._failed[reason].append(url)
 
+    def _page_low_quality(self, url: str, quality: float, **kwargs: Any) -> None:
+        self._low_quality[url] = round(quality, 3)
+
     def summary(self, reason: str) -> dict[str, Any]:
         """The figures of this run so far."""
         stats = self.crawler.stats
@@ -82,6 +87,7 @@ class RunReport:
             "skipped_by_reason": dict(Counter({k: len(v) for k, v in self._skipped.items()})),
             "pages_failed": sum(len(v) for v in self._failed.values()),
             "failed_by_reason": {k: len(v) for k, v in self._failed.items()},
+            "pages_low_quality": len(self._low_quality),
             "chunks_stored": self._chunks,
             "elapsed_seconds": round(time.monotonic() - self._started, 2),
         }
@@ -91,7 +97,7 @@ class RunReport:
         report_file = self._write_report(summary)
         stats = self.crawler.stats
         for key in ("pages_crawled", "pages_stored", "pages_skipped", "pages_failed",
-                    "chunks_stored", "elapsed_seconds"):
+                    "pages_low_quality", "chunks_stored", "elapsed_seconds"):
             stats.set_value(f"harvester/summary/{key}", summary[key])
         if report_file:
             stats.set_value("harvester/summary/report_file", report_file)
@@ -103,7 +109,8 @@ class RunReport:
         directory = Path(self._report_dir)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         path = directory / f"{summary['spider']}-{stamp}.json"
-        body = {**summary, "skipped": dict(self._skipped), "failed": dict(self._failed)}
+        body = {**summary, "skipped": dict(self._skipped), "failed": dict(self._failed),
+                "low_quality": self._low_quality}
         try:
             directory.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(body, indent=1, sort_keys=True), encoding="utf-8")
@@ -122,6 +129,7 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         f"  pages stored:   {summary['pages_stored']}",
         f"  pages skipped:  {summary['pages_skipped']} {_by_reason(summary['skipped_by_reason'])}",
         f"  pages failed:   {summary['pages_failed']} {_by_reason(summary['failed_by_reason'])}",
+        f"  low quality:    {summary.get('pages_low_quality', 0)} (stored; listed in the report)",
         f"  chunks stored:  {summary['chunks_stored']}",
         f"  elapsed:        {summary['elapsed_seconds']:.1f} s",
     ]

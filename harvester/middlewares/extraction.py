@@ -14,9 +14,9 @@ from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 
 from harvester.content.extract import ExtractedPage, NoContent, extract_page
-from harvester.content.urls import canonical_url, content_hash, in_scope
+from harvester.content.urls import canonical_url, content_hash, host_key, in_scope
 from harvester.items import PageItem
-from harvester.signals import page_failed, page_skipped
+from harvester.signals import page_failed, page_low_quality, page_skipped
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -31,13 +31,19 @@ class ExtractionMiddleware:
     Extraction (trafilatura + markdownify, see ``harvester.content.extract``) runs in a worker
     thread so downloads go on meanwhile.
     Settings: ``HARVESTER_EXTRACTION_ENABLED``, ``HARVESTER_EXTRACTION_MIN_CHARS``,
+    ``HARVESTER_CONTENT_SELECTOR`` (CSS of the main content, for every page of the crawl),
+    ``HARVESTER_CONTENT_SELECTORS`` (``{"host" or "host:port": CSS}``, wins over the former),
+    ``HARVESTER_MARKDOWN_CONVERTER``, ``HARVESTER_LOW_QUALITY_THRESHOLD`` (pages under it are
+    stored but counted and listed in the run report),
     ``HARVESTER_MAX_PAGES`` (0 = no limit: after that many pages the spider closes with reason
     ``max_pages``; counted here, not when requests are made, so pages refused by robots.txt or
     failing do not use the budget).
     Meta: ``harvester_dont_extract`` (robots.txt, sitemaps...).
     Stats: ``harvester/pages/crawled``, ``harvester/pages/extracted``,
-    ``harvester/pages/skipped/<reason>``, ``harvester/pages/failed/extraction_error``.
-    Signals sent: ``page_skipped``, ``page_failed``.
+    ``harvester/pages/skipped/<reason>``, ``harvester/pages/failed/extraction_error``,
+    ``harvester/pages/low_quality``, ``harvester/pages/degraded``,
+    ``harvester/pages/generator/<name>``.
+    Signals sent: ``page_skipped``, ``page_failed``, ``page_low_quality``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -47,6 +53,10 @@ class ExtractionMiddleware:
         self._min_chars = crawler.settings.getint("HARVESTER_EXTRACTION_MIN_CHARS")
         self._max_pages = crawler.settings.getint("HARVESTER_MAX_PAGES")
         self._pages = 0
+        self._selector = crawler.settings.get("HARVESTER_CONTENT_SELECTOR") or None
+        self._selectors = crawler.settings.getdict("HARVESTER_CONTENT_SELECTORS")
+        self._converter = crawler.settings.get("HARVESTER_MARKDOWN_CONVERTER")
+        self._low_quality = crawler.settings.getfloat("HARVESTER_LOW_QUALITY_THRESHOLD")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -84,7 +94,11 @@ class ExtractionMiddleware:
         stats = self.crawler.stats
         stats.inc_value("harvester/pages/crawled")
         try:
-            page = await run_in_thread(extract_page, response.text, response.url, min_chars=self._min_chars)
+            page = await run_in_thread(
+                extract_page, response.text, response.url, min_chars=self._min_chars,
+                content_selector=self._content_selector(response.url), converter=self._converter,
+                doc=_parsed_tree(response),
+            )
         except NoContent as exc:
             self._report(page_skipped, response.url, exc.reason, "skipped")
             return None
@@ -93,7 +107,25 @@ class ExtractionMiddleware:
             self._report(page_failed, response.url, "extraction_error", "failed")
             return None
         stats.inc_value("harvester/pages/extracted")
+        self._count_quality(response.url, page)
         return self._page_item(response, page)
+
+    def _content_selector(self, url: str) -> str | None:
+        parts = urlsplit(url)
+        for key in (host_key(url), parts.hostname or ""):
+            if key in self._selectors:
+                return str(self._selectors[key])
+        return self._selector
+
+    def _count_quality(self, url: str, page: ExtractedPage) -> None:
+        stats = self.crawler.stats
+        if page.generator:
+            stats.inc_value(f"harvester/pages/generator/{page.generator}")
+        if page.degraded:
+            stats.inc_value("harvester/pages/degraded")
+        if page.quality < self._low_quality:
+            stats.inc_value("harvester/pages/low_quality")
+            self.crawler.signals.send_catch_log(page_low_quality, url=url, quality=page.quality)
 
     def _report(self, signal: object, url: str, reason: str, kind: str) -> None:
         self.crawler.stats.inc_value(f"harvester/pages/{kind}/{reason}")
@@ -129,6 +161,13 @@ class ExtractionMiddleware:
         if canonical and in_scope(canonical, start):
             return canonical_url(canonical)
         return canonical_url(response.url)
+
+
+def _parsed_tree(response: HtmlResponse) -> Any:
+    """The lxml tree the spider's callback already parsed, if it did, so extraction does not parse
+    the page again (the callback is done with it). Parsing here otherwise would block the reactor."""
+    selector = getattr(response, "_cached_selector", None)  # set by TextResponse.selector
+    return selector.root if selector is not None else None
 
 
 def _header(response: Response, name: bytes) -> str | None:

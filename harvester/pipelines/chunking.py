@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
-from harvester.content.chunking import TokenCounter, chunk_markdown, tokenizer_counter
+from harvester.content.chunking import TextChunk, TokenCounter, chunk_markdown, tokenizer_counter
+from harvester.content.context import context_line, embedding_text, heading_paths
 from harvester.embedding import load_embedder
 from harvester.exceptions import NoChunks
 from harvester.store import point_id
@@ -25,6 +26,9 @@ logger = logging.getLogger(__name__)
 
 class ChunkingPipeline:
     """Fill ``item.chunks`` from ``item.markdown``, bounded by the embedding model's own tokenizer.
+
+    Each chunk also gets its ``context`` line (page title > heading path), which is embedded in
+    front of its text; the limit holds for context and text together.
 
     Settings: ``HARVESTER_CHUNKING_ENABLED``, ``HARVESTER_CHUNK_MAX_TOKENS`` (0 = the model's
     ``max_seq_length`` less its special tokens; larger values are capped there),
@@ -62,25 +66,48 @@ class ChunkingPipeline:
         logger.info("Chunks hold at most %d tokens of %s", self._max_tokens, self._model_name)
 
     async def process_item(self, item: PageItem) -> PageItem:
-        assert self._count is not None
-        chunks = await self._worker.run(
-            chunk_markdown, item.markdown, self._count,
-            max_tokens=self._max_tokens, overlap_tokens=self._overlap,
-        )
+        chunks = await self._worker.run(self._chunk, item)
         if not chunks:
             raise NoChunks(f"nothing to chunk on {item.url}", log_level="INFO")
-        item.chunks = [
+        item.chunks = chunks
+        self._stats.inc_value("harvester/chunking/chunks", len(chunks))
+        return item
+
+    def _chunk(self, item: PageItem) -> list[dict[str, Any]]:
+        """Chunks whose embedded text (context line + text) stays within the model's limit."""
+        assert self._count is not None
+        contexts = [context_line(item.title, path) for path in heading_paths(item.headings) or [()]]
+        # Room for the longest context line of the page (+2 for the blank line after it), at most
+        # a third of the budget: a page with absurd headings gets shorter context lines instead.
+        reserve = min(max(self._count(contexts)) + 2, self._max_tokens // 3)
+        pieces = chunk_markdown(
+            item.markdown, self._count, max_tokens=self._max_tokens - reserve, overlap_tokens=self._overlap
+        )
+        contexts = self._fit_contexts(item.title, pieces)
+        return [
             {
                 "id": point_id(item.url, index),
                 "index": index,
-                "text": chunk.text,
-                "heading_path": list(chunk.heading_path),
-                "token_count": chunk.token_count,
+                "text": piece.text,
+                "heading_path": list(piece.heading_path),
+                "context": context,
+                "token_count": piece.token_count,
             }
-            for index, chunk in enumerate(chunks)
+            for index, (piece, context) in enumerate(zip(pieces, contexts, strict=True))
         ]
-        self._stats.inc_value("harvester/chunking/chunks", len(chunks))
-        return item
+
+    def _fit_contexts(self, title: str, pieces: list[TextChunk]) -> list[str]:
+        """Each piece's context line, shortened (title only, then none) where the whole is over."""
+        assert self._count is not None
+        contexts = [context_line(title, piece.heading_path) for piece in pieces]
+        for fallback in (lambda piece: context_line(title, ()), lambda piece: ""):
+            totals = self._count([embedding_text(c, p.text) for c, p in zip(contexts, pieces, strict=True)])
+            over = [i for i, total in enumerate(totals) if total > self._max_tokens]
+            if not over:
+                break
+            for i in over:
+                contexts[i] = fallback(pieces[i])
+        return contexts
 
     def close_spider(self) -> None:
         self._worker.close()

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
-from typing import TYPE_CHECKING
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import CloseSpider, NotConfigured
 
+from harvester.content.context import embedding_text
 from harvester.embedding import Embedder, ModelUnavailable, load_embedder
 from harvester.threads import Worker
 
@@ -19,6 +22,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+Vector = Any  # one row of float32 (numpy); the index turns it into a list
+
 
 class EmbeddingPipeline:
     """Set ``item.vectors`` (normalised, one per chunk).
@@ -27,9 +32,11 @@ class EmbeddingPipeline:
     batch takes every waiting page (up to ``HARVESTER_EMBEDDING_BATCH_SIZE`` chunks), so batches
     grow when the model is the bottleneck and downloads go on meanwhile.
     Settings: ``HARVESTER_EMBEDDING_ENABLED``, ``HARVESTER_EMBEDDING_MODEL``,
-    ``HARVESTER_EMBEDDING_DEVICE``, ``HARVESTER_EMBEDDING_BATCH_SIZE``.
-    Stats: ``harvester/embedding/chunks``, ``harvester/embedding/batches``,
-    ``harvester/embedding/max_batch``.
+    ``HARVESTER_EMBEDDING_DEVICE``, ``HARVESTER_EMBEDDING_BATCH_SIZE``,
+    ``HARVESTER_EMBEDDING_CACHE_SIZE`` (texts whose vectors are kept, so a repeated text is
+    embedded once per crawl).
+    Stats: ``harvester/embedding/chunks`` (encoded by the model), ``harvester/embedding/cache_hits``,
+    ``harvester/embedding/batches``, ``harvester/embedding/max_batch``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -43,9 +50,12 @@ class EmbeddingPipeline:
         if self._batch_size < 1:
             raise NotConfigured("HARVESTER_EMBEDDING_BATCH_SIZE must be at least 1")
         self._worker = Worker("harvester-embedding")
-        self._waiting: list[tuple[list[str], asyncio.Future[list[list[float]]]]] = []
+        self._waiting: list[tuple[list[str], asyncio.Future[list[Vector]]]] = []
         self._draining: asyncio.Task[None] | None = None
         self._embedder: Embedder | None = None
+        # Repeated texts (boilerplate chunks, the same page under two URLs) are embedded once.
+        self._cache: OrderedDict[bytes, Vector] = OrderedDict()
+        self._cache_size = settings.getint("HARVESTER_EMBEDDING_CACHE_SIZE")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -60,10 +70,10 @@ class EmbeddingPipeline:
         logger.info("Embedding with %s on %s", self._model_name, self._embedder.model.device)
 
     async def process_item(self, item: PageItem) -> PageItem:
-        texts = [chunk["text"] for chunk in item.chunks]
+        texts = [embedding_text(chunk.get("context", ""), chunk["text"]) for chunk in item.chunks]
         if not texts:
             return item
-        future: asyncio.Future[list[list[float]]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[list[Vector]] = asyncio.get_running_loop().create_future()
         self._waiting.append((texts, future))
         if self._draining is None or self._draining.done():
             self._draining = asyncio.ensure_future(self._drain())
@@ -75,8 +85,7 @@ class EmbeddingPipeline:
             batch = self._take_batch()
             texts = [text for page_texts, _ in batch for text in page_texts]
             try:
-                vectors = await self._worker.run(self._encode, texts)
-                self._count(len(texts))
+                vectors = await self._vectors(texts)
             except Exception as exc:  # one failing batch must fail its pages, not the crawl
                 for _, future in batch:
                     future.set_exception(exc)
@@ -86,7 +95,7 @@ class EmbeddingPipeline:
                 future.set_result(vectors[start:start + len(page_texts)])
                 start += len(page_texts)
 
-    def _take_batch(self) -> list[tuple[list[str], asyncio.Future[list[list[float]]]]]:
+    def _take_batch(self) -> list[tuple[list[str], asyncio.Future[list[Vector]]]]:
         batch, size = [], 0
         while self._waiting and (not batch or size + len(self._waiting[0][0]) <= self._batch_size):
             entry = self._waiting.pop(0)
@@ -94,7 +103,27 @@ class EmbeddingPipeline:
             size += len(entry[0])
         return batch
 
-    def _encode(self, texts: list[str]) -> list[list[float]]:
+    async def _vectors(self, texts: list[str]) -> list[Vector]:
+        """Vectors for ``texts``; texts embedded before in this crawl come from the cache."""
+        keys = [hashlib.sha1(text.encode("utf-8")).digest() for text in texts]
+        found = {key: self._cache[key] for key in keys if key in self._cache}
+        missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
+        if missing:
+            encoded = await self._worker.run(self._encode, list(missing.values()))
+            self._count(len(missing))
+            for key, vector in zip(missing, encoded, strict=True):
+                found[key] = vector
+                self._remember(key, vector)
+        self._stats.inc_value("harvester/embedding/cache_hits", len(texts) - len(missing))
+        return [found[key] for key in keys]
+
+    def _remember(self, key: bytes, vector: Vector) -> None:
+        self._cache[key] = vector
+        self._cache.move_to_end(key)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    def _encode(self, texts: list[str]) -> list[Vector]:
         assert self._embedder is not None
         return self._embedder.encode(texts, batch_size=self._batch_size)
 

@@ -10,9 +10,11 @@ from qdrant_client import models
 from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.embedding import ModelUnavailable, load_embedder
+from harvester.content.context import embedding_text
 from harvester.store import (
     CollectionMismatch,
     chunk_payload,
+    chunk_vectors,
     ensure_collection,
     open_client,
     stale_chunks_filter,
@@ -30,8 +32,9 @@ logger = logging.getLogger(__name__)
 
 
 class IndexPipeline:
-    """Upsert one point per chunk (deterministic ids), in batches across pages; after a page's
-    points are written, delete its points from an earlier crawl that no longer exist.
+    """Upsert one point per chunk (deterministic ids; the model's dense vector and a BM25 sparse
+    vector), in batches across pages; after a page's points are written, delete its points from an
+    earlier crawl that no longer exist.
 
     Settings: ``HARVESTER_INDEX_ENABLED``, ``HARVESTER_QDRANT_PATH`` (local mode),
     ``QDRANT_URL`` / ``QDRANT_API_KEY`` (server), ``HARVESTER_QDRANT_COLLECTION``,
@@ -104,7 +107,9 @@ class IndexPipeline:
         points = [
             models.PointStruct(
                 id=chunk["id"],
-                vector={self._vector: vector},
+                vector=chunk_vectors(
+                    self._vector, vector, embedding_text(chunk.get("context", ""), chunk["text"])
+                ),
                 payload=chunk_payload(page, chunk, harvested_at),
             )
             for page in pages

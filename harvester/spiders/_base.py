@@ -16,6 +16,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
 
 from harvester.content.urls import (
+    check_css,
     canonical_url,
     compile_patterns,
     in_scope,
@@ -50,7 +51,8 @@ class HarvesterSpider(scrapy.Spider):
 
     Arguments (``-a``): ``start`` (required URL), ``allow`` and ``deny`` (comma-separated URL
     regexes), ``max_pages`` (sets ``HARVESTER_MAX_PAGES``), ``collection`` (sets
-    ``HARVESTER_QDRANT_COLLECTION``); both at spider priority. Setting:
+    ``HARVESTER_QDRANT_COLLECTION``), ``content_selector`` (CSS of the main content; sets
+    ``HARVESTER_CONTENT_SELECTOR``); all at spider priority. Setting:
     ``HARVESTER_SKIP_URL_PATTERNS`` (URL regexes of non-content pages, in addition to ``deny``).
     """
 
@@ -61,6 +63,7 @@ class HarvesterSpider(scrapy.Spider):
         deny: str | None = None,
         max_pages: str | int | None = None,
         collection: str | None = None,
+        content_selector: str | None = None,
         **kwargs: Any,
     ) -> None:
         # `start` is taken here: Spider.__init__ would copy it onto the `start()` method's name.
@@ -70,6 +73,9 @@ class HarvesterSpider(scrapy.Spider):
         self.deny = compile_patterns(deny)
         self.max_pages = parse_max_pages(max_pages)
         self.collection = collection
+        self.content_selector = content_selector
+        if content_selector:
+            check_css(content_selector)
         # OffsiteMiddleware compares host names without ports.
         self.allowed_domains = [urlsplit(self.start_url).hostname or ""]
         self._seen: set[str] = set()
@@ -79,6 +85,8 @@ class HarvesterSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         if spider.collection:
             crawler.settings.set("HARVESTER_QDRANT_COLLECTION", spider.collection, "spider")
+        if spider.content_selector:
+            crawler.settings.set("HARVESTER_CONTENT_SELECTOR", spider.content_selector, "spider")
         if spider.max_pages is not None:
             crawler.settings.set("HARVESTER_MAX_PAGES", spider.max_pages, "spider")
         return spider
