@@ -39,6 +39,21 @@ def scorer_module():  # type: ignore[no-untyped-def]
     return module
 
 
+class CachedQueries:
+    """The embedder, with each query embedded once however many settings are tried."""
+
+    def __init__(self, embedder) -> None:  # type: ignore[no-untyped-def]
+        self._embedder = embedder
+        self._vectors: dict[str, object] = {}
+        self.vector_name = embedder.vector_name
+
+    def encode(self, texts, batch_size):  # type: ignore[no-untyped-def]
+        key = texts[0]
+        if key not in self._vectors:
+            self._vectors[key] = self._embedder.encode(texts, batch_size=batch_size)
+        return self._vectors[key]
+
+
 def evaluate(client, embedder, queries, matcher, mode, tuning) -> dict[str, float]:  # type: ignore[no-untyped-def]
     ranks = []
     for query in queries:
@@ -52,7 +67,7 @@ def evaluate(client, embedder, queries, matcher, mode, tuning) -> dict[str, floa
 
 def configurations(grid: bool) -> list[tuple[str, SearchTuning]]:
     configs = [("dense", SearchTuning()), ("sparse", SearchTuning()), ("hybrid", SearchTuning()),
-               ("hybrid", SearchTuning(dense_weight=1.0, sparse_weight=1.0, rrf_k=60))]
+               ("hybrid", SearchTuning(depth=40, dense_weight=1.0, sparse_weight=1.0, rrf_k=60))]
     if grid:
         for depth, weight, k in itertools.product((20, 40, 80), (1.0, 1.5, 2.0, 3.0), (10, 20, 60)):
             configs.append(("hybrid", SearchTuning(depth=depth, sparse_weight=weight, rrf_k=k)))
@@ -70,7 +85,7 @@ def main() -> None:
     from qdrant_client import QdrantClient
 
     scorer = scorer_module()
-    embedder = load_embedder(DEFAULT_MODEL)
+    embedder = CachedQueries(load_embedder(DEFAULT_MODEL))
     table: dict[str, dict[str, dict[str, float]]] = {}
     for corpus in args.corpora.split(","):
         with tempfile.TemporaryDirectory() as tmp, SiteServer(root=Path(ROOTS[corpus])) as server:

@@ -30,11 +30,15 @@ class EmbeddingPipeline:
 
     Pages wait in a queue while the model encodes the previous batch in its own thread; the next
     batch takes every waiting page (up to ``HARVESTER_EMBEDDING_BATCH_SIZE`` chunks), so batches
-    grow when the model is the bottleneck and downloads go on meanwhile.
+    grow when the model is the bottleneck and downloads go on meanwhile. The queue is bounded by
+    Scrapy itself: a page waiting here keeps its response active in the scraper, and past
+    ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` the engine stops downloading until the model catches up.
+    sentence-transformers sorts each batch by length, so padding stays small. The device is the
+    GPU when torch sees one, unless ``HARVESTER_EMBEDDING_DEVICE`` says otherwise.
     Settings: ``HARVESTER_EMBEDDING_ENABLED``, ``HARVESTER_EMBEDDING_MODEL``,
     ``HARVESTER_EMBEDDING_DEVICE``, ``HARVESTER_EMBEDDING_BATCH_SIZE``,
     ``HARVESTER_EMBEDDING_CACHE_SIZE`` (texts whose vectors are kept, so a repeated text is
-    embedded once per crawl).
+    embedded once per crawl), ``HARVESTER_EMBEDDING_THREADS`` (torch threads; 0 = torch's default).
     Stats: ``harvester/embedding/chunks`` (encoded by the model), ``harvester/embedding/cache_hits``,
     ``harvester/embedding/batches``, ``harvester/embedding/max_batch``.
     """
@@ -56,12 +60,19 @@ class EmbeddingPipeline:
         # Repeated texts (boilerplate chunks, the same page under two URLs) are embedded once.
         self._cache: OrderedDict[bytes, Vector] = OrderedDict()
         self._cache_size = settings.getint("HARVESTER_EMBEDDING_CACHE_SIZE")
+        self._threads = settings.getint("HARVESTER_EMBEDDING_THREADS")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
     async def open_spider(self) -> None:
+        if self._threads:
+            # torch's pool is process-wide; extraction runs beside it, so on few cores fewer model
+            # threads can be faster (bench/README.md has the measurement).
+            import torch
+
+            torch.set_num_threads(self._threads)
         try:
             self._embedder = await self._worker.run(load_embedder, self._model_name, self._device)
         except ModelUnavailable as exc:
