@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from harvester.content.urls import check_css, compile_patterns
+from harvester.embedding import BACKENDS
 
 CONVERTERS = ("markdownify", "html-to-markdown")
 
@@ -59,6 +60,9 @@ def check_settings(settings: BaseSettings) -> None:
     if settings.getbool("HARVESTER_EMBEDDING_ENABLED") and not settings.getbool("HARVESTER_CHUNKING_ENABLED"):
         raise InvalidSettings("HARVESTER_EMBEDDING_ENABLED needs HARVESTER_CHUNKING_ENABLED: chunks are what is embedded")
     _check_extraction(settings)
+    backend = settings.get("HARVESTER_EMBEDDING_BACKEND")
+    if backend not in BACKENDS:
+        raise InvalidSettings(f"HARVESTER_EMBEDDING_BACKEND={backend!r} must be one of {BACKENDS}")
     url = settings.get("QDRANT_URL")
     if url and urlsplit(url).scheme not in ("http", "https"):
         raise InvalidSettings(f"QDRANT_URL={url!r} must be an http:// or https:// URL")

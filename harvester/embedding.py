@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,6 +67,10 @@ class Embedder:
     def vector_name(self) -> str:
         return vector_name(self.name)
 
+    @property
+    def device(self) -> str:
+        return str(self.model.device)
+
     def encode(self, texts: Sequence[str], batch_size: int) -> Any:
         """Normalised float32 vectors, one row per text (a numpy array)."""
         vectors = self.model.encode(
@@ -99,3 +104,58 @@ def load_embedder(name: str, device: str | None = None) -> Embedder:
 
 class ModelUnavailable(RuntimeError):
     """The configured embedding model cannot be loaded."""
+
+
+BACKENDS = ("torch", "onnx", "onnx-int8")
+
+
+def backend_options(settings: Any) -> dict[str, Any]:
+    """``load_backend``'s keyword arguments from Harvester's settings (any object with Scrapy's
+    ``get``/``getint``)."""
+    return {
+        "backend": settings.get("HARVESTER_EMBEDDING_BACKEND"),
+        "device": settings.get("HARVESTER_EMBEDDING_DEVICE") or None,
+        "threads": settings.getint("HARVESTER_EMBEDDING_THREADS"),
+        "onnx_cache": settings.get("HARVESTER_ONNX_CACHE_DIR") or None,
+    }
+
+
+# The pipelines load the model from their own worker threads at the same moment; transformers'
+# lazy imports are not thread-safe, and a model should be loaded once per process anyway.
+_LOADING = threading.Lock()
+
+
+def load_backend(
+    name: str, *, backend: str = "torch", device: str | None = None, threads: int = 0,
+    onnx_cache: str | None = None,
+) -> Any:
+    """See ``_load_backend``; one load at a time, each model once per process."""
+    with _LOADING:
+        return _load_backend(name, backend, device, threads, onnx_cache)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_backend(
+    name: str, backend: str, device: str | None, threads: int, onnx_cache: str | None
+) -> Any:
+    """The embedder for ``backend``: sentence-transformers on torch (GPU when present), or ONNX
+    Runtime on the CPU, fp32 or int8 (exported once from the local weights into ``onnx_cache``).
+
+    Every backend has the same surface: ``dimension``, ``max_tokens``, ``tokenizer``,
+    ``vector_name`` and ``encode(texts, batch_size)``.
+    """
+    if backend == "torch":
+        return load_embedder(name, device)
+    if backend not in BACKENDS:
+        raise ModelUnavailable(f"unknown embedding backend {backend!r}: one of {BACKENDS}")
+    try:
+        from harvester.embedding_onnx import default_cache_dir, load_onnx_embedder
+
+        return load_onnx_embedder(
+            name, quantized=backend == "onnx-int8", cache_dir=onnx_cache or str(default_cache_dir()),
+            threads=threads or None,
+        )
+    except ImportError as exc:
+        raise ModelUnavailable(f"the {backend} backend needs onnxruntime: pip install -e '.[onnx]' ({exc})") from exc
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise ModelUnavailable(f"cannot load {name!r} on the {backend} backend: {exc}") from exc

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -120,8 +121,12 @@ def onnx_path(out_dir: str | Path, model_name: str, *, quantize: bool) -> Path:
 
 
 def _atomic_target(target: Path) -> Path:
+    """A temporary file next to ``target``, renamed onto it once complete (no half-written cache)."""
     fd, tmp = tempfile.mkstemp(prefix=target.stem + ".", suffix=".tmp.onnx", dir=target.parent)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would keep the cache from other users
     return Path(tmp)
 
 
@@ -143,20 +148,34 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
             super().__init__()
             self.inner = inner
 
-        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-            return self.inner(**dict(zip(names, inputs)), return_dict=True).last_hidden_state
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+            extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask, return_dict=True,
+                              **extra).last_hidden_state
 
     sample = tokenizer(["a short sentence", "a somewhat longer sentence for the sample"],
                        padding=True, return_tensors="pt")
     args = tuple(sample[name] for name in names)
     axes = {name: {0: "batch", 1: "sequence"} for name in names}
     axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
-    with torch.no_grad():
-        # The TorchScript exporter: a compact graph with the dynamic axes named, one file.
-        torch.onnx.export(
-            LastHidden(model), args, str(target), input_names=names, output_names=["last_hidden_state"],
-            dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True, dynamo=False,
-        )
+    module = LastHidden(model)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer and deprecation chatter, harmless here
+        try:
+            # The TorchScript exporter: a compact graph that ONNX Runtime quantizes well (tested).
+            torch.onnx.export(
+                module, args, str(target), input_names=names, output_names=["last_hidden_state"],
+                dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True, dynamo=False,
+            )
+        except Exception as exc:  # deprecated since torch 2.9: the torch.export-based one then
+            logger.info("TorchScript ONNX export failed (%s); using the dynamo exporter", exc)
+            batch, sequence = torch.export.Dim("batch"), torch.export.Dim("sequence", max=512)
+            torch.onnx.export(
+                module, args, str(target), input_names=names, output_names=["last_hidden_state"],
+                dynamic_shapes=tuple({0: batch, 1: sequence} for _ in names), opset_version=18,
+                dynamo=True, external_data=False, verbose=False,
+            )
 
 
 def _quantize(source: Path, target: Path) -> None:
@@ -166,7 +185,7 @@ def _quantize(source: Path, target: Path) -> None:
     prepared = _atomic_target(target)
     try:
         try:  # shape inference + graph cleanup first, as ONNX Runtime recommends
-            quant_pre_process(str(source), str(prepared), skip_symbolic_shape=False)
+            quant_pre_process(str(source), str(prepared), skip_symbolic_shape=True)
             base = prepared
         except Exception as exc:  # pre-processing is an optimisation, not a requirement
             logger.warning("quantization pre-processing failed (%s); quantizing the raw export", exc)

@@ -10,7 +10,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from harvester.commands import effective_settings
-from harvester.embedding import ModelUnavailable, load_embedder
+from harvester.embedding import ModelUnavailable, backend_options, load_backend
 from harvester.search import search
 from harvester.store import open_client
 
@@ -58,9 +58,7 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         settings = effective_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
-        embedder = load_embedder(
-            settings.get("HARVESTER_EMBEDDING_MODEL"), settings.get("HARVESTER_EMBEDDING_DEVICE")
-        )
+        embedder = load_backend(settings.get("HARVESTER_EMBEDDING_MODEL"), **backend_options(settings))
         where = settings.get("QDRANT_URL") or settings.get("HARVESTER_QDRANT_PATH")
         try:
             client = open_client(

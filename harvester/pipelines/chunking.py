@@ -10,7 +10,7 @@ from scrapy.exceptions import NotConfigured
 
 from harvester.content.chunking import TextChunk, TokenCounter, chunk_markdown, tokenizer_counter
 from harvester.content.context import context_line, embedding_text, heading_paths
-from harvester.embedding import load_embedder
+from harvester.embedding import backend_options, load_backend
 from harvester.exceptions import NoChunks
 from harvester.store import point_id
 from harvester.threads import Worker
@@ -42,7 +42,7 @@ class ChunkingPipeline:
             raise NotConfigured
         self._stats = crawler.stats
         self._model_name = settings.get("HARVESTER_EMBEDDING_MODEL")
-        self._device = settings.get("HARVESTER_EMBEDDING_DEVICE")
+        self._backend = backend_options(settings)
         self._max_tokens_setting = settings.getint("HARVESTER_CHUNK_MAX_TOKENS")
         self._overlap = settings.getint("HARVESTER_CHUNK_OVERLAP_TOKENS")
         if self._max_tokens_setting < 0 or self._overlap < 0:
@@ -56,7 +56,7 @@ class ChunkingPipeline:
         return cls(crawler)
 
     async def open_spider(self) -> None:
-        embedder = await self._worker.run(load_embedder, self._model_name, self._device)
+        embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
         # Its own copy: the model's tokenizer is reconfigured by every encode() in another thread.
         self._count = tokenizer_counter(copy.deepcopy(embedder.tokenizer))
         limit = embedder.max_tokens

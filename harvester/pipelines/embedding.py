@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.content.context import embedding_text
-from harvester.embedding import Embedder, ModelUnavailable, load_embedder
+from harvester.embedding import Embedder, ModelUnavailable, backend_options, load_backend
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
@@ -36,7 +36,8 @@ class EmbeddingPipeline:
     sentence-transformers sorts each batch by length, so padding stays small. The device is the
     GPU when torch sees one, unless ``HARVESTER_EMBEDDING_DEVICE`` says otherwise.
     Settings: ``HARVESTER_EMBEDDING_ENABLED``, ``HARVESTER_EMBEDDING_MODEL``,
-    ``HARVESTER_EMBEDDING_DEVICE``, ``HARVESTER_EMBEDDING_BATCH_SIZE``,
+    ``HARVESTER_EMBEDDING_DEVICE``, ``HARVESTER_EMBEDDING_BACKEND`` (``torch``, ``onnx``,
+    ``onnx-int8``), ``HARVESTER_ONNX_CACHE_DIR``, ``HARVESTER_EMBEDDING_BATCH_SIZE``,
     ``HARVESTER_EMBEDDING_CACHE_SIZE`` (texts whose vectors are kept, so a repeated text is
     embedded once per crawl), ``HARVESTER_EMBEDDING_THREADS`` (torch threads; 0 = torch's default).
     Stats: ``harvester/embedding/chunks`` (encoded by the model), ``harvester/embedding/cache_hits``,
@@ -49,7 +50,7 @@ class EmbeddingPipeline:
             raise NotConfigured
         self._stats = crawler.stats
         self._model_name = settings.get("HARVESTER_EMBEDDING_MODEL")
-        self._device = settings.get("HARVESTER_EMBEDDING_DEVICE")
+        self._backend = backend_options(settings)
         self._batch_size = settings.getint("HARVESTER_EMBEDDING_BATCH_SIZE")
         if self._batch_size < 1:
             raise NotConfigured("HARVESTER_EMBEDDING_BATCH_SIZE must be at least 1")
@@ -74,11 +75,11 @@ class EmbeddingPipeline:
 
             torch.set_num_threads(self._threads)
         try:
-            self._embedder = await self._worker.run(load_embedder, self._model_name, self._device)
+            self._embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
         except ModelUnavailable as exc:
             logger.error("%s", exc)
             raise CloseSpider("embedding_model_unavailable") from exc
-        logger.info("Embedding with %s on %s", self._model_name, self._embedder.model.device)
+        logger.info("Embedding with %s on %s", self._model_name, self._embedder.device)
 
     async def process_item(self, item: PageItem) -> PageItem:
         texts = [embedding_text(chunk.get("context", ""), chunk["text"]) for chunk in item.chunks]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from qdrant_client import models
 from scrapy.exceptions import CloseSpider, NotConfigured
 
-from harvester.embedding import ModelUnavailable, load_embedder
+from harvester.embedding import ModelUnavailable, backend_options, load_backend
 from harvester.content.context import embedding_text
 from harvester.store import (
     CollectionMismatch,
@@ -57,7 +57,7 @@ class IndexPipeline:
         self._collection = settings.get("HARVESTER_QDRANT_COLLECTION")
         self._batch_size = settings.getint("HARVESTER_QDRANT_BATCH_SIZE")
         self._model_name = settings.get("HARVESTER_EMBEDDING_MODEL")
-        self._device = settings.get("HARVESTER_EMBEDDING_DEVICE")
+        self._backend = backend_options(settings)
         self._worker = Worker("harvester-index")
         self._client: QdrantClient | None = None
         self._vector = ""
@@ -70,7 +70,7 @@ class IndexPipeline:
     async def open_spider(self) -> None:
         where = self._url or self._path
         try:
-            embedder = await self._worker.run(load_embedder, self._model_name, self._device)
+            embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
             self._vector = embedder.vector_name
             self._client = await self._worker.run(open_client, self._url, self._api_key, self._path)
             created = await self._worker.run(

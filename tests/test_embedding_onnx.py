@@ -1,0 +1,155 @@
+"""The ONNX Runtime embedding backend agrees with the torch one (fp32 closely, int8 roughly)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+pytest.importorskip("torch")
+pytest.importorskip("sentence_transformers")
+
+from harvester import embedding_onnx  # noqa: E402
+from harvester.embedding import DEFAULT_MODEL, ModelUnavailable, load_embedder, resolve_model  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+SENTENCES = [
+    "How do I register a blueprint with a URL prefix?",
+    "Flask is a lightweight WSGI web application framework.",
+    "x",
+    "The application context keeps track of the application-level data during a request, CLI "
+    "command, or other activity. Rather than passing the application around to each function, the "
+    "current_app and g proxies are accessed instead. " * 6,  # longer than max_seq_length: truncated
+    "Use the test client to send requests to the application and inspect the responses.",
+]
+
+
+@pytest.fixture(scope="module")
+def torch_embedder():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        return load_embedder(DEFAULT_MODEL, "cpu")
+    except ModelUnavailable as exc:
+        pytest.skip(f"embedding model unavailable: {exc}")
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory, torch_embedder):
+    return str(tmp_path_factory.mktemp("onnx-cache"))
+
+
+@pytest.fixture(scope="module")
+def onnx_fp32(cache_dir):
+    return embedding_onnx.load_onnx_embedder(DEFAULT_MODEL, quantized=False, cache_dir=cache_dir, threads=1)
+
+
+@pytest.fixture(scope="module")
+def onnx_int8(cache_dir):
+    return embedding_onnx.load_onnx_embedder(DEFAULT_MODEL, quantized=True, cache_dir=cache_dir, threads=1)
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def test_files_are_named_after_the_model(cache_dir, onnx_fp32, onnx_int8):
+    assert onnx_fp32.path.name == "all-MiniLM-L6-v2-fp32.onnx"
+    assert onnx_int8.path.name == "all-MiniLM-L6-v2-int8.onnx"
+    assert onnx_fp32.path.parent == onnx_int8.path.parent == Path(cache_dir)
+    assert onnx_int8.path.stat().st_size < onnx_fp32.path.stat().st_size
+
+
+@pytest.mark.parametrize("variant", ["onnx_fp32", "onnx_int8"])
+def test_same_surface_as_the_torch_embedder(request, torch_embedder, variant):
+    onnx = request.getfixturevalue(variant)
+    assert onnx.dimension == torch_embedder.dimension == 384
+    assert onnx.max_tokens == torch_embedder.max_tokens
+    assert onnx.vector_name == torch_embedder.vector_name
+    assert onnx.name == torch_embedder.name
+    sample = "Blueprints and views"
+    assert onnx.tokenizer(sample)["input_ids"] == torch_embedder.tokenizer(sample)["input_ids"]
+
+
+def test_fp32_matches_torch(torch_embedder, onnx_fp32):
+    ref = torch_embedder.encode(SENTENCES, batch_size=4)
+    got = onnx_fp32.encode(SENTENCES, batch_size=4)
+    assert got.dtype == np.float32 and got.shape == ref.shape
+    assert cosines(ref, got).min() > 0.999
+
+
+def test_int8_is_close_to_torch(torch_embedder, onnx_int8):
+    ref = torch_embedder.encode(SENTENCES, batch_size=4)
+    got = onnx_int8.encode(SENTENCES, batch_size=4)
+    assert got.dtype == np.float32 and got.shape == ref.shape
+    assert cosines(ref, got).min() > 0.95
+
+
+@pytest.mark.parametrize("variant", ["onnx_fp32", "onnx_int8"])
+def test_vectors_are_normalised(request, variant):
+    vectors = request.getfixturevalue(variant).encode(SENTENCES, batch_size=2)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_order_is_preserved_with_mixed_lengths(onnx_fp32):
+    texts = [SENTENCES[i % len(SENTENCES)] * (1 + i % 3) for i in range(11)]
+    together = onnx_fp32.encode(texts, batch_size=3)  # sorted by length inside, batches padded
+    one_by_one = np.vstack([onnx_fp32.encode([t], batch_size=1) for t in texts])
+    np.testing.assert_allclose(together, one_by_one, atol=1e-5)
+    assert onnx_fp32.encode([], batch_size=8).shape == (0, 384)
+
+
+def test_padding_does_not_change_a_vector(onnx_fp32):
+    short = onnx_fp32.encode(["x"], batch_size=1)
+    padded = onnx_fp32.encode(["x", SENTENCES[3]], batch_size=2)[:1]
+    np.testing.assert_allclose(short, padded, atol=1e-5)
+
+
+def test_the_cache_is_reused(cache_dir, onnx_fp32, onnx_int8, monkeypatch):
+    model_dir = resolve_model(DEFAULT_MODEL)
+    stamps = {p: p.stat().st_mtime_ns for p in (onnx_fp32.path, onnx_int8.path)}
+
+    def no_export(*args, **kwargs):
+        raise AssertionError("exported again")
+
+    monkeypatch.setattr(embedding_onnx, "_export_fp32", no_export)
+    monkeypatch.setattr(embedding_onnx, "_quantize", no_export)
+    for quantize in (False, True):
+        path = embedding_onnx.export_onnx(model_dir, cache_dir, quantize=quantize, name=DEFAULT_MODEL)
+        assert path in stamps
+    embedding_onnx.load_onnx_embedder.cache_clear()
+    again = embedding_onnx.load_onnx_embedder(DEFAULT_MODEL, quantized=True, cache_dir=cache_dir, threads=2)
+    assert again.path == onnx_int8.path
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+def test_other_poolings_are_refused(tmp_path):
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "modules.json").write_text(
+        '[{"path": "", "type": "sentence_transformers.models.Transformer"},'
+        ' {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]')
+    (tmp_path / "1_Pooling" / "config.json").write_text(
+        '{"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}')
+    with pytest.raises(ValueError, match="mean pooling only"):
+        embedding_onnx.pooling_mode(tmp_path)
+    with pytest.raises(ValueError, match="mean pooling only"):
+        embedding_onnx.export_onnx(str(tmp_path), str(tmp_path / "out"), quantize=False)
+
+
+def test_missing_onnxruntime_names_the_package(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes ``import onnxruntime`` fail
+    with pytest.raises(ImportError, match="pip install onnxruntime"):
+        embedding_onnx.require_onnxruntime()
+    with pytest.raises(ImportError, match="pip install onnxruntime"):
+        embedding_onnx.export_onnx(resolve_model(DEFAULT_MODEL), str(tmp_path), quantize=False)
+    with pytest.raises(ImportError, match="pip install onnxruntime"):
+        embedding_onnx.load_onnx_embedder(DEFAULT_MODEL, quantized=False, cache_dir=str(tmp_path / "new"))
+    # The module itself imports without onnxruntime: the backend is optional.
+    code = "import sys; sys.modules['onnxruntime'] = None; import harvester.embedding_onnx"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
