@@ -42,6 +42,7 @@ from lxml import etree
 from harvester.content.markdown import (
     get_converter,
     prepare_code,
+    remove_keep_tail,
     rewrite_admonitions,
     rewrite_signatures,
     tidy_markdown,
@@ -598,7 +599,7 @@ def _clean(main) -> None:
         if isinstance(el.tag, str):
             el.drop_tree()
         else:
-            _remove_keep_tail(el)
+            remove_keep_tail(el)
 
 
 def _is_cookie_banner(el, tag: str, classes: str | None) -> bool:
@@ -616,18 +617,6 @@ def _is_chrome_aside(el) -> bool:
     # docutils renders ".. sidebar::" as <aside class="sidebar">: content.
     classes = set((el.get("class") or "").split())
     return not classes & {"sidebar", "topic", "admonition", "note", "warning", "footnote", "footnote-list"}
-
-
-def _remove_keep_tail(el) -> None:
-    parent = el.getparent()
-    tail = el.tail
-    if tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(el)
 
 
 def _absolutize(root, base: str) -> None:

@@ -57,7 +57,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "(pip install html-to-markdown); use the markdownify converter otherwise"
     ) from exc
 
-from harvester.content.markdown import tidy_markdown
+from harvester.content.markdown import remove_keep_tail, tidy_markdown
 
 __all__ = ["convert", "element_to_markdown", "library_version"]
 
@@ -169,7 +169,7 @@ def _flatten_code(root) -> None:
         text = _LEADING_BLANK_LINES.sub("", text)
         tail = pre.tail
         if not text.strip():
-            _drop_keep_tail(pre)
+            remove_keep_tail(pre)
             continue
         pre.clear()  # also drops attributes and the tail
         # html5ever drops one newline right after <pre>: protect a leading one.
@@ -211,7 +211,7 @@ def _images_without_source(root) -> None:
             continue
         alt = img.get("alt") or ""
         img.tail = alt + (img.tail or "")
-        _drop_keep_tail(img)
+        remove_keep_tail(img)
 
 
 def _separate_blockquotes(root) -> None:
@@ -233,20 +233,6 @@ def _separate_blockquotes(root) -> None:
         mark = lxml.html.Element("p")
         mark.text = _SENTINEL
         bq.addprevious(mark)
-
-
-def _drop_keep_tail(el) -> None:
-    parent = el.getparent()
-    if parent is None:
-        return
-    tail = el.tail
-    if tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(el)
 
 
 def _protect_prose(root) -> None:

@@ -318,7 +318,7 @@ def rewrite_admonitions(main, boxes: Callable, titles: Callable | None = None) -
         title = title_of.get(box)
         label = _label_text(title) if title is not None else ""
         if title is not None:
-            _remove_keep_tail(title)
+            remove_keep_tail(title)
         label = label or _kind_label(box)
         _to_blockquote(box, label)
 
@@ -393,7 +393,9 @@ _BLOCK_TAGS = frozenset({"p", "div", "pre", "ul", "ol", "dl", "table", "blockquo
                          "h3", "h4", "h5", "h6"})
 
 
-def _remove_keep_tail(el) -> None:
+def remove_keep_tail(el) -> None:
+    """Remove ``el`` and its subtree but keep the text that follows it (lxml's ``drop_tree`` for
+    any element, not only lxml.html ones)."""
     parent = el.getparent()
     if parent is None:
         return

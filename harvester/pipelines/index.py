@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from qdrant_client import models
 from scrapy.exceptions import CloseSpider, NotConfigured
 
-from harvester.embedding import ModelUnavailable, backend_options, load_backend
 from harvester.content.context import embedding_text
+from harvester.embedding import ModelUnavailable, backend_options, load_backend
 from harvester.store import (
     CollectionMismatch,
     chunk_payload,

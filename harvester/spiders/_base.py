@@ -16,8 +16,8 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
 
 from harvester.content.urls import (
-    check_css,
     canonical_url,
+    check_css,
     compile_patterns,
     in_scope,
     url_allowed,
