@@ -73,14 +73,13 @@ class Embedder:
 
     def encode(self, texts: Sequence[str], batch_size: int) -> Any:
         """Normalised float32 vectors, one row per text (a numpy array)."""
-        vectors = self.model.encode(
+        return self.model.encode(
             list(texts),
             batch_size=batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return vectors
 
 
 @functools.lru_cache(maxsize=4)

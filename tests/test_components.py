@@ -148,3 +148,13 @@ def test_collection_is_created_once_and_checked_against_the_model(tmp_path):
             ensure_collection(client, "c", "model-b", 8)
     finally:
         client.close()
+
+
+def test_context_lines_shrink_when_they_would_break_the_limit():
+    from harvester.content.chunking import TextChunk, whitespace_counter
+
+    pipeline = build_from_crawler(ChunkingPipeline, crawler_with())
+    pipeline._count, pipeline._max_tokens = whitespace_counter, 10
+    pieces = [TextChunk("one two three", ("Short",), 3), TextChunk("w " * 7, ("A long section heading",), 7),
+              TextChunk("w " * 10, ("H",), 10)]
+    assert pipeline._fit_contexts("Title", pieces) == ["Title > Short", "Title", ""]

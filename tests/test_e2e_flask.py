@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from harvester.content.context import embedding_text
 from tests.conftest import EVAL_DIR, doc_root, qdrant_points, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
 from tests.sites import sitemap_index
@@ -79,7 +80,9 @@ def test_qdrant_holds_exactly_the_chunks_of_the_feed(docs_crawl):
 
 def test_no_chunk_exceeds_the_model_limit_and_code_blocks_stay_whole(docs_crawl, tokenizer):
     result, _, _ = docs_crawl
-    texts = [c["text"] for item in result.items for c in item["chunks"]]
+    # What the model reads: the context line and the chunk text together.
+    texts = [embedding_text(c["context"], c["text"]) for item in result.items for c in item["chunks"]]
+    assert sum(1 for item in result.items for c in item["chunks"] if c["context"]) > 500
     lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=True)["input_ids"]]
     assert max(lengths) <= MODEL_MAX_SEQ_LENGTH
     whole, split = 0, 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,7 +84,7 @@ class RunReport:
             "pages_crawled": stats.get_value("harvester/pages/crawled", 0),
             "pages_stored": self._stored,
             "pages_skipped": sum(len(v) for v in self._skipped.values()),
-            "skipped_by_reason": dict(Counter({k: len(v) for k, v in self._skipped.items()})),
+            "skipped_by_reason": {k: len(v) for k, v in self._skipped.items()},
             "pages_failed": sum(len(v) for v in self._failed.values()),
             "failed_by_reason": {k: len(v) for k, v in self._failed.items()},
             "pages_low_quality": len(self._low_quality),

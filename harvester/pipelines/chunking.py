@@ -100,13 +100,12 @@ class ChunkingPipeline:
         """Each piece's context line, shortened (title only, then none) where the whole is over."""
         assert self._count is not None
         contexts = [context_line(title, piece.heading_path) for piece in pieces]
-        for fallback in (lambda piece: context_line(title, ()), lambda piece: ""):
-            totals = self._count([embedding_text(c, p.text) for c, p in zip(contexts, pieces, strict=True)])
-            over = [i for i, total in enumerate(totals) if total > self._max_tokens]
-            if not over:
-                break
+        over = list(range(len(pieces)))
+        for fallback in (context_line(title, ()), ""):
+            totals = self._count([embedding_text(contexts[i], pieces[i].text) for i in over])
+            over = [i for i, total in zip(over, totals, strict=True) if total > self._max_tokens]
             for i in over:
-                contexts[i] = fallback(pieces[i])
+                contexts[i] = fallback
         return contexts
 
     def close_spider(self) -> None:
