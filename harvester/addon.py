@@ -12,14 +12,17 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 
 from harvester import PROJECT_URL, __version__
+from harvester.content.canonical import DEFAULT_STRIP_PARAMS
 from harvester.content.urls import DEFAULT_SKIP_PATTERNS
 from harvester.embedding import DEFAULT_MODEL
 from harvester.extensions.report import RunReport
 from harvester.extensions.throttle import CrawlDelayThrottle
 from harvester.items import EXPORTED_FIELDS
+from harvester.middlewares.canonical import ServedUrlMiddleware
 from harvester.middlewares.extraction import ExtractionMiddleware
 from harvester.middlewares.failures import FailureRecorderMiddleware
 from harvester.middlewares.robots import QuietRobotsTxtMiddleware
+from harvester.pipelines.boilerplate import BoilerplatePipeline
 from harvester.pipelines.chunking import ChunkingPipeline
 from harvester.pipelines.dedup import DedupPipeline
 from harvester.pipelines.embedding import EmbeddingPipeline
@@ -47,6 +50,18 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_SKIP_URL_PATTERNS": list(DEFAULT_SKIP_PATTERNS),
     "HARVESTER_SITE_MAX_DEPTH": 10,
     "HARVESTER_MAX_PAGES": 0,
+    # One URL per page (harvester/content/canonical.py), one copy of each content.
+    "HARVESTER_URL_STRIP_PARAMS": list(DEFAULT_STRIP_PARAMS),
+    "REQUEST_FINGERPRINTER_CLASS": "harvester.fingerprint.CanonicalRequestFingerprinter",
+    "HARVESTER_VERSION_PATTERN": None,
+    "HARVESTER_VERSION_KEEP": "first",
+    "HARVESTER_DEDUP_FEED_DUPLICATES": False,
+    "HARVESTER_NEAR_DUPLICATE_THRESHOLD": 0.9,
+    "HARVESTER_NEAR_DUPLICATE_MODE": "keep",
+    "HARVESTER_NEAR_DUPLICATE_SHINGLE": 5,
+    "HARVESTER_BOILERPLATE_MODE": "once",
+    "HARVESTER_BOILERPLATE_SHARE": 0.3,
+    "HARVESTER_BOILERPLATE_MIN_PAGES": 5,
     # Extraction.
     "HARVESTER_EXTRACTION_ENABLED": True,
     "HARVESTER_EXTRACTION_MIN_CHARS": 80,
@@ -80,7 +95,8 @@ DEFAULTS: dict[str, Any] = {
     "FEED_EXPORT_ENCODING": "utf-8",
 }
 
-PIPELINES = ((DedupPipeline, 100), (ChunkingPipeline, 200), (EmbeddingPipeline, 300), (IndexPipeline, 400))
+PIPELINES = ((DedupPipeline, 100), (ChunkingPipeline, 200), (EmbeddingPipeline, 300), (IndexPipeline, 400),
+             (BoilerplatePipeline, 250))
 
 
 class HarvesterAddon:
@@ -101,6 +117,7 @@ class HarvesterAddon:
             "DOWNLOADER_MIDDLEWARES", QuietRobotsTxtMiddleware, 100
         )
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ExtractionMiddleware, 100)
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ServedUrlMiddleware, 900)
         # Our subclass takes AutoThrottle's place (the built-in sits in EXTENSIONS_BASE).
         settings.setdefault_in_component_priority_dict("EXTENSIONS", AutoThrottle, None)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlDelayThrottle, 0)

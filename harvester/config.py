@@ -32,6 +32,7 @@ FLAGS = (
     "HARVESTER_EXTRACTION_ENABLED", "HARVESTER_DEDUP_ENABLED", "HARVESTER_CHUNKING_ENABLED",
     "HARVESTER_EMBEDDING_ENABLED", "HARVESTER_INDEX_ENABLED", "HARVESTER_REPORT_ENABLED",
     "HARVESTER_CRAWL_DELAY_ENABLED", "ROBOTSTXT_OBEY", "AUTOTHROTTLE_ENABLED",
+    "HARVESTER_DEDUP_FEED_DUPLICATES",
 )
 
 
@@ -60,6 +61,7 @@ def check_settings(settings: BaseSettings) -> None:
     if settings.getbool("HARVESTER_EMBEDDING_ENABLED") and not settings.getbool("HARVESTER_CHUNKING_ENABLED"):
         raise InvalidSettings("HARVESTER_EMBEDDING_ENABLED needs HARVESTER_CHUNKING_ENABLED: chunks are what is embedded")
     _check_extraction(settings)
+    _check_dedup(settings)
     backend = settings.get("HARVESTER_EMBEDDING_BACKEND")
     if backend not in BACKENDS:
         raise InvalidSettings(f"HARVESTER_EMBEDDING_BACKEND={backend!r} must be one of {BACKENDS}")
@@ -91,3 +93,28 @@ def _get(settings: BaseSettings, name: str, getter, kind: str):  # type: ignore[
         return getter(name)
     except (TypeError, ValueError) as exc:
         raise InvalidSettings(f"{name}={settings.get(name)!r} must be {kind}") from exc
+
+
+def _check_dedup(settings: BaseSettings) -> None:
+    from harvester.content.canonical import compile_strip_params
+    from harvester.content.dedup import VersionRule
+
+    threshold = _get(settings, "HARVESTER_NEAR_DUPLICATE_THRESHOLD", settings.getfloat, "a number")
+    if not 0 <= threshold <= 1:
+        raise InvalidSettings("HARVESTER_NEAR_DUPLICATE_THRESHOLD must be between 0 (off) and 1")
+    for name, allowed in (("HARVESTER_NEAR_DUPLICATE_MODE", ("keep", "drop")),
+                          ("HARVESTER_BOILERPLATE_MODE", ("once", "drop", "off"))):
+        if settings.get(name) not in allowed:
+            raise InvalidSettings(f"{name}={settings.get(name)!r} must be one of {allowed}")
+    if _get(settings, "HARVESTER_NEAR_DUPLICATE_SHINGLE", settings.getint, "an integer") < 1:
+        raise InvalidSettings("HARVESTER_NEAR_DUPLICATE_SHINGLE must be at least 1")
+    share = _get(settings, "HARVESTER_BOILERPLATE_SHARE", settings.getfloat, "a number")
+    if not 0 < share <= 1:
+        raise InvalidSettings("HARVESTER_BOILERPLATE_SHARE must be above 0 and at most 1")
+    if _get(settings, "HARVESTER_BOILERPLATE_MIN_PAGES", settings.getint, "an integer") < 2:
+        raise InvalidSettings("HARVESTER_BOILERPLATE_MIN_PAGES must be at least 2")
+    try:
+        compile_strip_params(settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
+        VersionRule(settings.get("HARVESTER_VERSION_PATTERN"))
+    except ValueError as exc:
+        raise InvalidSettings(f"HARVESTER_URL_STRIP_PARAMS / HARVESTER_VERSION_PATTERN: {exc}") from exc

@@ -9,6 +9,10 @@ class DuplicatePage(DropItem):
     """The page's canonical URL or normalised content was already stored in this crawl."""
 
 
+class NearDuplicatePage(DropItem):
+    """The page nearly repeats a page already stored (``HARVESTER_NEAR_DUPLICATE_MODE=drop``)."""
+
+
 class NoChunks(DropItem):
     """Chunking left nothing to embed (the page's Markdown was whitespace or markup only)."""
 

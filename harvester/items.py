@@ -34,6 +34,10 @@ class PageItem:
     source_type: str = "web"
     domain: str = ""
     requested_url: str = ""
+    # Dedup: other URLs of this page; the page this one repeats (exact, or near: MinHash).
+    aliases: list[str] = field(default_factory=list)
+    duplicate_of: str | None = None
+    near_duplicate_of: str | None = None
     chunks: list[dict[str, Any]] = field(default_factory=list)
     vectors: list[Any] | None = None
 

@@ -3,8 +3,14 @@
 ``page_skipped(url, reason)``: a page was fetched but is not stored (no content, duplicate...).
 ``page_failed(url, reason)``: a page could not be fetched or processed.
 ``page_low_quality(url, quality)``: a page was stored, but its extraction scored low.
+``page_aliased(url, alias)``: ``alias`` serves the same content as the stored page ``url``.
+``page_near_duplicate(url, original, similarity)``: ``url`` nearly repeats the page ``original``.
+``chunks_superseded(ids)``: stored chunk points that boilerplate now covers; the index deletes them.
 """
 
 page_skipped = object()
 page_failed = object()
 page_low_quality = object()
+page_aliased = object()
+page_near_duplicate = object()
+chunks_superseded = object()

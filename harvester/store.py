@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -114,5 +115,33 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str) -> dict[s
             "etag": page.etag,
             "last_modified": page.last_modified,
             "harvested_at": harvested_at,
+            "aliases": list(getattr(page, "aliases", None) or ()),
+            "near_duplicate_of": getattr(page, "near_duplicate_of", None),
+            "boilerplate": bool(chunk.get("boilerplate")),
         },
     }
+
+
+def boilerplate_point_id(text: str) -> str:
+    """The point id of a boilerplate chunk: from its text alone (whitespace collapsed), so the one
+    stored copy is the same point whichever page carried it first, in this crawl and the next."""
+    digest = hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+    return str(uuid.uuid5(POINT_NAMESPACE, f"boilerplate:{digest}"))
+
+
+def set_page_aliases(client: QdrantClient, collection: str, url: str, aliases: Sequence[str]) -> None:
+    """Write ``metadata.aliases`` on every point of the page at ``url``."""
+    client.set_payload(
+        collection,
+        payload={"aliases": list(aliases)},
+        key="metadata",
+        points=models.Filter(must=[models.FieldCondition(key="metadata.source_url",
+                                                         match=models.MatchValue(value=url))]),
+        wait=True,
+    )
+
+
+def delete_points(client: QdrantClient, collection: str, ids: Sequence[str]) -> None:
+    """Delete the points ``ids`` (missing ones are ignored)."""
+    if ids:
+        client.delete(collection, points_selector=models.PointIdsList(points=list(ids)), wait=True)

@@ -130,3 +130,81 @@ def broken_pages_site() -> dict[str, Route]:
         "/docs/malformed.html": Route(malformed),
         "/robots.txt": Route("User-agent: *\nDisallow:\n", headers={"Content-Type": "text/plain"}),
     }
+
+
+DEDUP_ADMONITION = (
+    "Frob 1.x reaches its end of life in June 2027. Plan your upgrade to Frob 2 before then; "
+    "security fixes stop on that date."
+)
+_API_WORDS = (
+    "The frobnicate function takes a widget, a mode and an optional timeout. It validates the widget "
+    "against the registry, acquires the widget lock, applies the mode and returns the new state. "
+    "When the timeout expires before the lock is acquired, it raises FrobTimeout and leaves the "
+    "widget unchanged. Modes are fast, careful and paranoid; paranoid checks every invariant twice "
+    "and is meant for tests. "
+)
+
+
+def _dedup_page(name: str, links: list[str], *, body: str = "", head: str = "") -> str:
+    anchors = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
+    return dedent(f"""\
+        <!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{name} — Frob docs</title>
+        {head}</head><body>
+        <div class="document"><div class="body" role="main">
+        <h1>{name}</h1>
+        <p>{PROSE.format(name=name)}</p>
+        {body or f"<p>The {name} page has its own words about {name} and nothing else.</p>"}
+        <h2>Support policy</h2>
+        <div class="admonition warning"><p class="admonition-title">Warning</p><p>{DEDUP_ADMONITION}</p></div>
+        <ul>{anchors}</ul>
+        </div></div>
+        <div class="sphinxsidebar" role="navigation"><ul>{anchors}</ul></div>
+        </body></html>""")
+
+
+def dedup_site() -> dict[str, Route]:
+    """/docs/: one page under many URLs, a near-duplicate versioned copy, a repeated admonition.
+
+    - ``/docs/`` and ``/docs/index.html`` serve the home page; links to the guide carry tracking and
+      session parameters (``?utm_source=..``, ``;jsessionid=..``, ``?gclid=..#frag``);
+    - ``/docs/print/guide.html`` is the guide again (same content, another URL);
+    - ``/docs/old-topic.html`` redirects (301) to ``/docs/renamed.html``, linked nowhere else;
+    - ``/docs/legacy.html`` names ``/docs/modern.html`` as its canonical URL (same content);
+    - ``/docs/sub/index.html`` redirects to ``/docs/sub/``; the sub page then links
+      ``/docs/other/index.html``, which the site also serves at ``/docs/other/``;
+    - ``/docs/en/1.2/api.html`` and ``/docs/en/1.3/api.html`` differ by one word;
+    - every page ends with the same "Support policy" warning.
+    """
+    home_links = [
+        "index.html", "./", "guide.html?utm_source=newsletter&utm_medium=email",
+        "guide.html;jsessionid=0A1B2C3D", "guide.html?gclid=abc123#install", "print/guide.html",
+        "old-topic.html", "legacy.html", "sub/index.html", "en/1.2/api.html", "en/1.3/api.html",
+    ] + [f"topic{i}.html" for i in range(1, 7)]
+    home = _dedup_page("Frob home", home_links)
+    guide = _dedup_page("Installation guide", ["/docs/index.html"],
+                        body="<p>Install Frob with pip, then run frob init in your project.</p>")
+    canonical = _dedup_page("Modern API", ["/docs/index.html"], head='<link rel="canonical" href="/docs/modern.html">',
+                            body="<p>The modern API replaces the legacy calls one for one.</p>")
+    other = _dedup_page("Other things", ["../index.html"])
+
+    def api(version: str, word: str) -> str:
+        return _dedup_page(f"API reference {version}", ["../../index.html"],
+                           body=f"<p>{(_API_WORDS * 3).replace('paranoid checks', word + ' checks', 1)}</p>")
+
+    html = {"Content-Type": "text/html; charset=utf-8"}
+    routes = {
+        "/docs/": Route(home), "/docs/index.html": Route(home),
+        "/docs/guide.html": Route(guide), "/docs/print/guide.html": Route(guide),
+        "/docs/old-topic.html": Route(b"", 301, {"Location": "/docs/renamed.html"}),
+        "/docs/renamed.html": Route(_dedup_page("Renamed topic", ["/docs/index.html"])),
+        "/docs/legacy.html": Route(canonical), "/docs/modern.html": Route(canonical),
+        "/docs/sub/index.html": Route(b"", 301, {"Location": "/docs/sub/"}),
+        "/docs/sub/": Route(_dedup_page("Sub section", ["../other/index.html"])),
+        "/docs/other/": Route(other), "/docs/other/index.html": Route(other),
+        "/docs/en/1.2/api.html": Route(api("1.x", "paranoid")),
+        "/docs/en/1.3/api.html": Route(api("1.x", "thorough")),
+        "/robots.txt": Route("User-agent: *\nDisallow:\n", headers={"Content-Type": "text/plain"}),
+    }
+    for i in range(1, 7):
+        routes[f"/docs/topic{i}.html"] = Route(_dedup_page(f"Topic {i}", ["index.html"]), headers=html)
+    return routes

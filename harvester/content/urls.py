@@ -11,8 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
-from w3lib.url import canonicalize_url
-
+from harvester.content.canonical import canonical_url, page_key  # noqa: F401 (the URL rules' home)
 from harvester.exceptions import InvalidStartUrl
 
 # Listings, accounts, search and generated indexes carry no documentation of their own; assets are
@@ -101,11 +100,6 @@ def check_css(selector: str) -> str:
     except SelectorError as exc:
         raise ValueError(f"invalid CSS selector {selector!r}: {exc}") from exc
     return selector
-
-
-def canonical_url(url: str) -> str:
-    """The URL form used to recognise the same page: sorted query, no fragment."""
-    return canonicalize_url(url, keep_fragments=False)
 
 
 def content_hash(markdown: str) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from harvester.signals import page_failed, page_low_quality, page_skipped
+from harvester.signals import page_aliased, page_failed, page_low_quality, page_near_duplicate, page_skipped
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -29,7 +29,10 @@ class RunReport:
     Settings: ``HARVESTER_REPORT_ENABLED``, ``HARVESTER_REPORT_DIR`` (a JSON report per run with
     every skipped and failed URL and its reason; empty to write none).
     Stats written: ``harvester/summary/{pages_crawled,pages_stored,pages_skipped,pages_failed,
-    pages_low_quality,chunks_stored,elapsed_seconds}`` and ``harvester/summary/report_file``.
+    pages_low_quality,chunks_stored,elapsed_seconds}``, the dedup figures
+    ``harvester/summary/{aliases,near_duplicates,boilerplate_chunks,embeddings_saved}`` and
+    ``harvester/summary/report_file``. The report file also maps each stored page to its aliases
+    and each near duplicate to its original.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -41,6 +44,8 @@ class RunReport:
         self._skipped: dict[str, list[str]] = defaultdict(list)
         self._failed: dict[str, list[str]] = defaultdict(list)
         self._low_quality: dict[str, float] = {}
+        self._aliases: dict[str, list[str]] = defaultdict(list)
+        self._near_duplicates: dict[str, dict[str, Any]] = {}
         self._stored = 0
         self._chunks = 0
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
@@ -50,6 +55,8 @@ class RunReport:
         crawler.signals.connect(self._page_skipped, signal=page_skipped)
         crawler.signals.connect(self._page_failed, signal=page_failed)
         crawler.signals.connect(self._page_low_quality, signal=page_low_quality)
+        crawler.signals.connect(self._page_aliased, signal=page_aliased)
+        crawler.signals.connect(self._page_near_duplicate, signal=page_near_duplicate)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -75,6 +82,12 @@ class RunReport:
     def _page_low_quality(self, url: str, quality: float, **kwargs: Any) -> None:
         self._low_quality[url] = round(quality, 3)
 
+    def _page_aliased(self, url: str, alias: str, **kwargs: Any) -> None:
+        self._aliases[url].append(alias)
+
+    def _page_near_duplicate(self, url: str, original: str, similarity: float, **kwargs: Any) -> None:
+        self._near_duplicates[url] = {"of": original, "similarity": similarity}
+
     def summary(self, reason: str) -> dict[str, Any]:
         """The figures of this run so far."""
         stats = self.crawler.stats
@@ -89,6 +102,7 @@ class RunReport:
             "failed_by_reason": {k: len(v) for k, v in self._failed.items()},
             "pages_low_quality": len(self._low_quality),
             "chunks_stored": self._chunks,
+            **dedup_figures(stats, self._aliases, self._near_duplicates),
             "elapsed_seconds": round(time.monotonic() - self._started, 2),
         }
 
@@ -97,7 +111,7 @@ class RunReport:
         report_file = self._write_report(summary)
         stats = self.crawler.stats
         for key in ("pages_crawled", "pages_stored", "pages_skipped", "pages_failed",
-                    "pages_low_quality", "chunks_stored", "elapsed_seconds"):
+                    "pages_low_quality", "chunks_stored", "elapsed_seconds", *DEDUP_FIGURES):
             stats.set_value(f"harvester/summary/{key}", summary[key])
         if report_file:
             stats.set_value("harvester/summary/report_file", report_file)
@@ -110,7 +124,8 @@ class RunReport:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         path = directory / f"{summary['spider']}-{stamp}.json"
         body = {**summary, "skipped": dict(self._skipped), "failed": dict(self._failed),
-                "low_quality": self._low_quality}
+                "low_quality": self._low_quality, "aliases": dict(self._aliases),
+                "near_duplicates": self._near_duplicates}
         try:
             directory.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(body, indent=1, sort_keys=True), encoding="utf-8")
@@ -133,9 +148,28 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         f"  chunks stored:  {summary['chunks_stored']}",
         f"  elapsed:        {summary['elapsed_seconds']:.1f} s",
     ]
+    if "aliases" in summary:
+        lines.append(f"  dedup:          {summary['aliases']} aliases, {summary['near_duplicates']} near duplicates, "
+                     f"{summary['boilerplate_chunks']} boilerplate chunks, "
+                     f"{summary['embeddings_saved']} embeddings saved")
     if report_file:
         lines.append(f"  report:         {report_file} (every skipped and failed URL)")
     return "\n".join(lines)
+
+
+DEDUP_FIGURES = ("aliases", "near_duplicates", "boilerplate_chunks", "embeddings_saved")
+
+
+def dedup_figures(stats: Any, aliases: dict[str, list[str]], near: dict[str, Any]) -> dict[str, int]:
+    """Aliases and near duplicates seen; boilerplate chunk copies recognised; embeddings not
+    computed because a boilerplate copy was left out or the embedding cache had the text."""
+    return {
+        "aliases": sum(len(v) for v in aliases.values()),
+        "near_duplicates": len(near),
+        "boilerplate_chunks": stats.get_value("harvester/boilerplate/chunks", 0),
+        "embeddings_saved": stats.get_value("harvester/boilerplate/embeddings_saved", 0)
+        + stats.get_value("harvester/embedding/cache_hits", 0),
+    }
 
 
 def _by_reason(counts: dict[str, int]) -> str:

@@ -14,7 +14,8 @@ from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 
 from harvester.content.extract import ExtractedPage, NoContent, extract_page
-from harvester.content.urls import canonical_url, content_hash, host_key, in_scope
+from harvester.content.canonical import canonical_url, compile_strip_params
+from harvester.content.urls import content_hash, host_key, in_scope
 from harvester.items import PageItem
 from harvester.signals import page_failed, page_low_quality, page_skipped
 
@@ -57,6 +58,7 @@ class ExtractionMiddleware:
         self._selectors = crawler.settings.getdict("HARVESTER_CONTENT_SELECTORS")
         self._converter = crawler.settings.get("HARVESTER_MARKDOWN_CONVERTER")
         self._low_quality = crawler.settings.getfloat("HARVESTER_LOW_QUALITY_THRESHOLD")
+        self._strip = compile_strip_params(crawler.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -153,14 +155,25 @@ class ExtractionMiddleware:
             degraded=page.degraded,
             domain=(urlsplit(url).hostname or "").lower(),
             requested_url=response.request.url if response.request else response.url,
+            aliases=self._aliases(response, url),
         )
+
+    def _aliases(self, response: HtmlResponse, url: str) -> list[str]:
+        """The other URLs this page was reached by: redirects, and the fetched URL when the page
+        names another canonical URL. The canonical one is claimed, so it is not fetched again."""
+        fetched = [*response.meta.get("redirect_urls", ()), response.url]
+        aliases = [u for u in dict.fromkeys(canonical_url(f, self._strip) for f in fetched) if u != url]
+        claim = getattr(self.crawler.spider, "claim", None)
+        if aliases and claim is not None:
+            claim(url)
+        return aliases
 
     def _final_url(self, response: HtmlResponse, canonical: str | None) -> str:
         """The page's canonical URL when it points inside the crawl's scope, else the final URL."""
         start = getattr(self.crawler.spider, "start_url", response.url)
         if canonical and in_scope(canonical, start):
-            return canonical_url(canonical)
-        return canonical_url(response.url)
+            return canonical_url(canonical, self._strip)
+        return canonical_url(response.url, self._strip)
 
 
 def _parsed_tree(response: HtmlResponse) -> Any:

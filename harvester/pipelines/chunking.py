@@ -66,6 +66,8 @@ class ChunkingPipeline:
         logger.info("Chunks hold at most %d tokens of %s", self._max_tokens, self._model_name)
 
     async def process_item(self, item: PageItem) -> PageItem:
+        if getattr(item, "duplicate_of", None):
+            return item  # an alias's feed line (HARVESTER_DEDUP_FEED_DUPLICATES): nothing to store
         chunks = await self._worker.run(self._chunk, item)
         if not chunks:
             raise NoChunks(f"nothing to chunk on {item.url}", log_level="INFO")

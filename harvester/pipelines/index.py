@@ -15,10 +15,13 @@ from harvester.store import (
     CollectionMismatch,
     chunk_payload,
     chunk_vectors,
+    delete_points,
     ensure_collection,
     open_client,
+    set_page_aliases,
     stale_chunks_filter,
 )
+from harvester.signals import chunks_superseded, page_aliased
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
@@ -39,7 +42,9 @@ class IndexPipeline:
     Settings: ``HARVESTER_INDEX_ENABLED``, ``HARVESTER_QDRANT_PATH`` (local mode),
     ``QDRANT_URL`` / ``QDRANT_API_KEY`` (server), ``HARVESTER_QDRANT_COLLECTION``,
     ``HARVESTER_QDRANT_BATCH_SIZE`` (points per upsert), ``HARVESTER_EMBEDDING_MODEL``.
-    Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``.
+    Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``,
+    ``harvester/index/superseded_deleted``. When the crawl closes, chunk copies that boilerplate
+    now covers are deleted and aliases found after a page was written are added to its points.
     Closes the spider (before any page is fetched) when Qdrant cannot be opened or the collection
     does not fit the model.
     """
@@ -62,6 +67,12 @@ class IndexPipeline:
         self._client: QdrantClient | None = None
         self._vector = ""
         self._pending: list[PageItem] = []
+        # Dedup learns some things after a page's points were written: applied when the crawl closes.
+        self._aliases: dict[str, list[str]] = {}
+        self._superseded: list[str] = []
+        self._written_aliases: dict[str, frozenset[str]] = {}
+        crawler.signals.connect(self._page_aliased, signal=page_aliased)
+        crawler.signals.connect(self._chunks_superseded, signal=chunks_superseded)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -87,7 +98,15 @@ class IndexPipeline:
             "%s Qdrant collection %r at %s", "Created" if created else "Using", self._collection, where
         )
 
+    def _page_aliased(self, url: str, alias: str, **kwargs: object) -> None:
+        self._aliases.setdefault(url, []).append(alias)
+
+    def _chunks_superseded(self, ids: list[str], **kwargs: object) -> None:
+        self._superseded.extend(ids)
+
     async def process_item(self, item: PageItem) -> PageItem:
+        if getattr(item, "duplicate_of", None):
+            return item  # a feed line for an alias: nothing of it is stored
         self._pending.append(item)
         if sum(len(page.chunks) for page in self._pending) >= self._batch_size:
             await self._flush()
@@ -116,6 +135,7 @@ class IndexPipeline:
             for chunk, vector in zip(page.chunks, page.vectors or (), strict=True)
         ]
         self._client.upsert(self._collection, points=points, wait=True)
+        self._written_aliases.update((page.url, frozenset(page.aliases)) for page in pages if page.aliases)
         for page in pages:
             keep = [chunk["id"] for chunk in page.chunks]
             self._client.delete(
@@ -124,9 +144,20 @@ class IndexPipeline:
                 wait=True,
             )
 
+    def _apply_dedup(self) -> None:
+        """Delete chunk copies that boilerplate now covers; write every page's late aliases."""
+        assert self._client is not None
+        delete_points(self._client, self._collection, self._superseded)
+        self._stats.inc_value("harvester/index/superseded_deleted", len(self._superseded))
+        for url, aliases in self._aliases.items():
+            if set(aliases) - self._written_aliases.get(url, frozenset()):
+                set_page_aliases(self._client, self._collection, url, aliases)
+
     async def close_spider(self) -> None:
         try:
             await self._flush()
+            if self._client is not None:
+                await self._worker.run(self._apply_dedup)
         finally:
             if self._client is not None:
                 await self._worker.run(self._client.close)

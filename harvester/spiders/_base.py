@@ -6,6 +6,7 @@ Spiders only decide what to fetch; the extraction middleware turns responses int
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -15,8 +16,14 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
 
-from harvester.content.urls import (
+from harvester.content.canonical import (
+    ServedForms,
     canonical_url,
+    compile_strip_params,
+    page_key,
+)
+from harvester.content.dedup import VersionRule
+from harvester.content.urls import (
     check_css,
     compile_patterns,
     in_scope,
@@ -53,7 +60,12 @@ class HarvesterSpider(scrapy.Spider):
     regexes), ``max_pages`` (sets ``HARVESTER_MAX_PAGES``), ``collection`` (sets
     ``HARVESTER_QDRANT_COLLECTION``), ``content_selector`` (CSS of the main content; sets
     ``HARVESTER_CONTENT_SELECTOR``); all at spider priority. Setting:
-    ``HARVESTER_SKIP_URL_PATTERNS`` (URL regexes of non-content pages, in addition to ``deny``).
+    ``HARVESTER_SKIP_URL_PATTERNS`` (URL regexes of non-content pages, in addition to ``deny``),
+    ``HARVESTER_URL_STRIP_PARAMS`` (query parameters removed before scheduling),
+    ``HARVESTER_VERSION_PATTERN`` / ``HARVESTER_VERSION_KEEP`` (crawl one version of versioned docs).
+    Every URL is requested in its canonical form (see ``harvester.content.canonical``) and claimed
+    by its page key, so ``/a/``, ``/a`` and ``/a/index.html`` are fetched once.
+    Stats: ``harvester/urls/served_forms_learned``, ``harvester/dedup/other_version``.
     """
 
     def __init__(
@@ -79,6 +91,7 @@ class HarvesterSpider(scrapy.Spider):
         # OffsiteMiddleware compares host names without ports.
         self.allowed_domains = [urlsplit(self.start_url).hostname or ""]
         self._seen: set[str] = set()
+        self.served_forms = ServedForms()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -92,9 +105,9 @@ class HarvesterSpider(scrapy.Spider):
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
-        self._seen.add(canonical_url(self.start_url))
+        self._seen.add(page_key(self.start_url, self._strip))
         yield scrapy.Request(
-            self.start_url,
+            self.request_url(self.start_url),
             callback=self.parse,
             errback=self.start_failed,
             meta={"harvester_start": True},
@@ -120,24 +133,60 @@ class HarvesterSpider(scrapy.Spider):
         if not in_scope(url, self.start_url):
             return False
         skip = self._skip_patterns()
-        return url_allowed(url, self.allow, self.deny) and url_allowed(url, [], skip)
+        if not (url_allowed(url, self.allow, self.deny) and url_allowed(url, [], skip)):
+            return False
+        if not self.version_rule.allows(url):
+            self.crawler.stats.inc_value("harvester/dedup/other_version")
+            return False
+        return True
 
     def claim(self, url: str) -> bool:
-        """Reserve a page request for ``url``: False if it was claimed before."""
-        key = canonical_url(url)
+        """Reserve a page request for ``url``: False if its page (``page_key``) was claimed before."""
+        key = page_key(url, self._strip)
         if key in self._seen:
             return False
         self._seen.add(key)
         return True
 
+    def request_url(self, url: str) -> str:
+        """The URL to request for ``url``: canonical, in the directory form its host serves."""
+        return self.served_forms.preferred(canonical_url(url, self._strip))
+
+    def learn_served(self, response: scrapy.http.Response) -> None:
+        """A redirected response: its final URL is claimed (a link to it is not fetched again), and
+        a redirect between directory spellings teaches the host's form."""
+        redirects = response.meta.get("redirect_urls")
+        if not redirects:
+            return
+        self.claim(response.url)
+        if self.served_forms.learn(redirects[0], response.url):
+            self.crawler.stats.inc_value("harvester/urls/served_forms_learned")
+            logger.debug("Learned the served URL form: %s -> %s", redirects[0], response.url)
+
     def page_request(self, url: str, callback: Callable[..., Any]) -> scrapy.Request | None:
         """A request for a content page, or None when ``url`` is out of scope or seen before."""
         if not self.wants(url) or not self.claim(url):
             return None
-        return scrapy.Request(url, callback=callback, errback=self.page_failed)
+        return scrapy.Request(self.request_url(url), callback=callback, errback=self.page_failed)
 
     def parse(self, response: scrapy.http.Response, **kwargs: Any) -> Any:
         return ()
+
+    # Read on first use: the add-on's defaults are applied after the spider is built.
+    @property
+    def _strip(self) -> re.Pattern[str] | None:
+        if not hasattr(self, "_strip_pattern"):
+            self._strip_pattern = compile_strip_params(self.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
+        return self._strip_pattern
+
+    @property
+    def version_rule(self) -> VersionRule:
+        if not hasattr(self, "_version_rule"):
+            self._version_rule = VersionRule(
+                self.settings.get("HARVESTER_VERSION_PATTERN"), self.settings.get("HARVESTER_VERSION_KEEP")
+            )
+            self._version_rule.allows(self.start_url)  # under "first", the start URL's version wins
+        return self._version_rule
 
     def _skip_patterns(self) -> list[Any]:
         if not hasattr(self, "_skip"):

@@ -42,7 +42,8 @@ class SiteSpider(HarvesterSpider, CrawlSpider):
             return None
         if not self.wants(request.url) or not self.claim(request.url):
             return None
-        return request
+        url = self.request_url(request.url)
+        return request if url == request.url else request.replace(url=url)
 
     def _max_depth(self) -> int:
         if self._max_depth_arg not in (None, ""):

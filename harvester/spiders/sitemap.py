@@ -88,7 +88,7 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         found = 0
         for loc in locations:
             found += 1
-            yield scrapy.Request(loc, callback=self.parse, errback=self.page_failed)
+            yield scrapy.Request(self.request_url(loc), callback=self.parse, errback=self.page_failed)
         if not found:
             logger.warning("Sitemap %s lists no new page in scope", response.url)
 

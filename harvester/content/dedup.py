@@ -1,0 +1,144 @@
+"""Recognising repeated content: near-duplicate pages (MinHash + LSH), repeated chunk texts
+(boilerplate) and versioned copies of a docs site. Scrapy-free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from datasketch import MinHash, MinHashLSH
+
+_WORD = re.compile(r"\w+")
+VERSION_KEEP_FIRST = "first"
+
+
+def shingles(text: str, size: int) -> set[str]:
+    """The word ``size``-grams of ``text``, case-folded (the whole text when it is shorter)."""
+    words = _WORD.findall(text.casefold())
+    if len(words) <= size:
+        return {" ".join(words)} if words else set()
+    return {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
+
+
+def signature(text: str, *, shingle_size: int = 5, num_perm: int = 128) -> MinHash:
+    """The MinHash of ``text``'s word shingles."""
+    minhash = MinHash(num_perm=num_perm)
+    minhash.update_batch([s.encode("utf-8") for s in shingles(text, shingle_size)])
+    return minhash
+
+
+class NearDuplicates:
+    """Pages whose estimated shingle Jaccard similarity to an earlier page is at least
+    ``threshold``. LSH finds the candidates; the MinHash estimate of each decides, and the most
+    similar earlier page is the one reported. Only pages that were not near-duplicates themselves
+    are indexed, so every near-duplicate points at an original."""
+
+    def __init__(self, threshold: float, *, num_perm: int = 128) -> None:
+        if not 0 < threshold <= 1:
+            raise ValueError(f"near-duplicate threshold must be in (0, 1], got {threshold!r}")
+        self.threshold = threshold
+        self.num_perm = num_perm
+        self._lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+        self._signatures: dict[str, MinHash] = {}
+
+    def match(self, minhash: MinHash) -> tuple[str, float] | None:
+        """The most similar earlier page at or above the threshold, with its similarity."""
+        best: tuple[str, float] | None = None
+        for key in self._lsh.query(minhash):
+            similarity = minhash.jaccard(self._signatures[key])
+            if similarity >= self.threshold and (best is None or similarity > best[1]):
+                best = (key, similarity)
+        return best
+
+    def add(self, key: str, minhash: MinHash) -> None:
+        if key not in self._signatures:
+            self._lsh.insert(key, minhash)
+            self._signatures[key] = minhash
+
+
+def text_key(text: str) -> str:
+    """Identity of a chunk text: whitespace collapsed, so reflowed copies count as one."""
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+
+
+class BoilerplateCounter:
+    """Decides, as pages arrive, which chunk texts are boilerplate.
+
+    A text is boilerplate once it has been seen on at least ``min_pages`` pages and on more than
+    ``share`` of the pages seen so far. The decision is made on running counts because pages
+    stream through the pipelines; once made it holds for the rest of the crawl (a text is not
+    un-decided when later pages lower its share). The pages that carried it before the decision
+    are known (``earlier``), so their copies can be removed.
+    """
+
+    def __init__(self, share: float, min_pages: int) -> None:
+        if not 0 < share <= 1:
+            raise ValueError(f"boilerplate share must be in (0, 1], got {share!r}")
+        if min_pages < 2:
+            raise ValueError(f"boilerplate minimum page count must be at least 2, got {min_pages!r}")
+        self.share = share
+        self.min_pages = min_pages
+        self.pages = 0
+        self._counts: Counter[str] = Counter()
+        self._before: dict[str, list[str]] = {}
+        self.decided: set[str] = set()
+
+    def observe(self, keys: Iterable[str]) -> None:
+        """Count one page carrying ``keys`` (its chunk text keys; repeats on a page count once)."""
+        self.pages += 1
+        self._counts.update(set(keys))
+
+    def is_boilerplate(self, key: str) -> bool:
+        """Whether ``key`` is (now) boilerplate; a decision made once holds."""
+        if key in self.decided:
+            return True
+        count = self._counts[key]
+        if count >= self.min_pages and count / self.pages > self.share:
+            self.decided.add(key)
+            return True
+        return False
+
+    def remember(self, key: str, chunk_id: str) -> None:
+        """A copy of undecided ``key`` stored as an ordinary chunk under ``chunk_id``."""
+        self._before.setdefault(key, []).append(chunk_id)
+
+    def earlier(self, key: str) -> list[str]:
+        """The chunk ids of the copies stored before ``key`` was decided; forgets them."""
+        return self._before.pop(key, [])
+
+
+class VersionRule:
+    """Crawl one version of versioned docs (``/en/1.2/`` against ``/en/1.3/``).
+
+    ``pattern`` finds the version in a URL (its named group ``version``, else its first group, else
+    the whole match); ``keep`` is the version to crawl, or ``first`` for the first version seen
+    (the start URL's, when it has one). URLs without a version are always allowed.
+    """
+
+    def __init__(self, pattern: str | None, keep: str | None = VERSION_KEEP_FIRST) -> None:
+        try:
+            self._pattern = re.compile(pattern) if pattern else None
+        except re.error as exc:
+            raise ValueError(f"invalid version pattern {pattern!r}: {exc}") from exc
+        self._keep = None if (keep or VERSION_KEEP_FIRST) == VERSION_KEEP_FIRST else keep
+
+    def version(self, url: str) -> str | None:
+        if self._pattern is None:
+            return None
+        found = self._pattern.search(url)
+        if found is None:
+            return None
+        if "version" in found.groupdict():
+            return found.group("version")
+        return found.group(1) if found.groups() else found.group(0)
+
+    def allows(self, url: str) -> bool:
+        version = self.version(url)
+        if version is None:
+            return True
+        if self._keep is None:
+            self._keep = version
+        return version == self._keep
