@@ -154,9 +154,9 @@ def _dedup_page(name: str, links: list[str], *, body: str = "", head: str = "") 
         <h1>{name}</h1>
         <p>{PROSE.format(name=name)}</p>
         {body or f"<p>The {name} page has its own words about {name} and nothing else.</p>"}
+        <ul>{anchors}</ul>
         <h2>Support policy</h2>
         <div class="admonition warning"><p class="admonition-title">Warning</p><p>{DEDUP_ADMONITION}</p></div>
-        <ul>{anchors}</ul>
         </div></div>
         <div class="sphinxsidebar" role="navigation"><ul>{anchors}</ul></div>
         </body></html>""")

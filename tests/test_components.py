@@ -72,13 +72,16 @@ def page(url="http://h/a.html", markdown="# A\n\ntext", content_hash="h1"):
 
 
 def test_dedup_drops_same_url_and_same_content():
+    import asyncio
+
     pipeline = build_from_crawler(DedupPipeline, crawler_with())
-    pipeline.process_item(page())
+    asyncio.run(pipeline.process_item(page()))
     with pytest.raises(DuplicatePage, match="URL already stored"):
-        pipeline.process_item(page(content_hash="other"))
+        asyncio.run(pipeline.process_item(page(content_hash="other")))
     with pytest.raises(DuplicatePage, match="same content as http://h/a.html"):
-        pipeline.process_item(page(url="http://h/index.html"))
-    assert pipeline.process_item(page(url="http://h/b.html", content_hash="h2")).url == "http://h/b.html"
+        asyncio.run(pipeline.process_item(page(url="http://h/index.html")))
+    stored = asyncio.run(pipeline.process_item(page(url="http://h/b.html", content_hash="h2", markdown="# B\n\nother")))
+    assert stored.url == "http://h/b.html"
 
 
 def test_point_ids_are_deterministic_uuids_and_payload_is_rag_shaped():

@@ -119,8 +119,9 @@ class DedupPipeline:
             item.duplicate_of = first
             item.chunks = []
             return item
-        level = "DEBUG" if kind == "same_url" else "INFO"
-        raise DuplicatePage(f"same content as {first}: {item.requested_url or item.url}", log_level=level)
+        if kind == "same_url":
+            raise DuplicatePage(f"URL already stored: {item.url}", log_level="DEBUG")
+        raise DuplicatePage(f"same content as {first}: {item.requested_url or item.url}", log_level="INFO")
 
     def _add_alias(self, url: str, alias: str) -> None:
         if alias == url or alias in self.aliases[url]:
