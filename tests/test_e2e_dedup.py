@@ -53,13 +53,14 @@ def test_duplicate_urls_are_aliases_in_the_feed_the_payload_and_the_report(index
     guides = {base + "guide.html", base + "print/guide.html"}
     (stored,) = guides & feed.keys()
     (alias,) = guides - {stored}
-    assert result.report["aliases"][stored] == [alias]
+    assert result.report["alias_urls"][stored] == [alias]
     guide_points = [p for p in points if p.payload["metadata"]["source_url"] == stored]
     assert guide_points and all(p.payload["metadata"]["aliases"] == [alias] for p in guide_points)
-    assert result.report["aliases"] == {
+    assert result.report["alias_urls"] == {
         base + "renamed.html": [base + "old-topic.html"], base + "sub/": [base + "sub/index.html"],
         base + "modern.html": [base + "legacy.html"], stored: [alias],
     }
+    assert result.report["aliases"] == 4
 
 
 def test_the_versioned_copy_is_a_near_duplicate_of_the_first(indexed):
@@ -69,7 +70,8 @@ def test_the_versioned_copy_is_a_near_duplicate_of_the_first(indexed):
     (original,) = [url for url, of in marked.items() if of is None]
     (copy,) = [url for url, of in marked.items() if of]
     assert marked[copy] == original
-    assert result.report["near_duplicates"] == {copy: {"of": marked[copy], "similarity": pytest.approx(1, abs=0.1)}}
+    assert result.report["near_duplicate_urls"] == {copy: {"of": marked[copy], "similarity": pytest.approx(1, abs=0.1)}}
+    assert result.report["near_duplicates"] == 1
     copy_points = [p for p in points if p.payload["metadata"]["source_url"] == copy]
     assert copy_points and all(p.payload["metadata"]["near_duplicate_of"] == marked[copy] for p in copy_points)
 

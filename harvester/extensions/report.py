@@ -32,7 +32,7 @@ class RunReport:
     pages_low_quality,chunks_stored,elapsed_seconds}``, the dedup figures
     ``harvester/summary/{aliases,near_duplicates,boilerplate_chunks,embeddings_saved}`` and
     ``harvester/summary/report_file``. The report file also maps each stored page to its aliases
-    and each near duplicate to its original.
+    (``alias_urls``) and each near duplicate to its original (``near_duplicate_urls``).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -124,8 +124,8 @@ class RunReport:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         path = directory / f"{summary['spider']}-{stamp}.json"
         body = {**summary, "skipped": dict(self._skipped), "failed": dict(self._failed),
-                "low_quality": self._low_quality, "aliases": dict(self._aliases),
-                "near_duplicates": self._near_duplicates}
+                "low_quality": self._low_quality, "alias_urls": dict(self._aliases),
+                "near_duplicate_urls": self._near_duplicates}
         try:
             directory.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(body, indent=1, sort_keys=True), encoding="utf-8")
