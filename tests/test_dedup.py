@@ -22,7 +22,13 @@ from harvester.content.canonical import (
     page_key,
     path_form,
 )
-from harvester.content.dedup import BoilerplateCounter, NearDuplicates, VersionRule, shingles, signature
+from harvester.content.dedup import (
+    BoilerplateCounter,
+    NearDuplicates,
+    VersionRule,
+    shingles,
+    signature,
+)
 from harvester.exceptions import DuplicatePage, NearDuplicatePage
 from harvester.extensions.report import format_summary
 from harvester.fingerprint import CanonicalRequestFingerprinter

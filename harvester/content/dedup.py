@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from datasketch import MinHash, MinHashLSH
+from datasketch import LeanMinHash, MinHash, MinHashLSH
 
 _WORD = re.compile(r"\w+")
 VERSION_KEEP_FIRST = "first"
@@ -55,8 +55,10 @@ class NearDuplicates:
 
     def add(self, key: str, minhash: MinHash) -> None:
         if key not in self._signatures:
-            self._lsh.insert(key, minhash)
-            self._signatures[key] = minhash
+            # Lean: the hash values only, not the permutations each MinHash carries (~1 KB a page).
+            lean = LeanMinHash(minhash)
+            self._lsh.insert(key, lean)
+            self._signatures[key] = lean
 
 
 def text_key(text: str) -> str:
