@@ -301,3 +301,16 @@ def test_default_strip_matches_the_documented_families():
         assert DEFAULT_STRIP.fullmatch(name), name
     for name in ("page", "q", "version", "side", "utm"):
         assert not DEFAULT_STRIP.fullmatch(name), name
+
+
+def test_components_are_registered_in_order():
+    settings = crawler_with().settings
+    pipelines = settings.getwithbase("ITEM_PIPELINES")
+    from harvester.pipelines.chunking import ChunkingPipeline
+    from harvester.pipelines.embedding import EmbeddingPipeline
+
+    assert pipelines[DedupPipeline] < pipelines[ChunkingPipeline] < pipelines[BoilerplatePipeline]
+    assert pipelines[BoilerplatePipeline] < pipelines[EmbeddingPipeline]
+    from harvester.middlewares.canonical import ServedUrlMiddleware
+
+    assert ServedUrlMiddleware in settings.getwithbase("SPIDER_MIDDLEWARES")
