@@ -10,7 +10,11 @@ scorer's queries (`score.py --queries-out`) run in-process through `harvester.se
 (hybrid, k=5): the top 5 must never hold two identical chunk texts; the raw fused top 5 (before
 `search` collapses identical texts) is counted too.
 
-    .venv/bin/python bench/bench_dedup.py [--corpora flask,requests,scrapy] [--queries 100] [--baseline]
+With `--inject`, every HTML page is served with one more section at the end of its main content,
+the same support notice on every page (as many real sites have), so that boilerplate handling has
+something to do on these otherwise clean builds.
+
+    .venv/bin/python bench/bench_dedup.py [--corpora flask,requests,scrapy] [--queries 100] [--baseline] [--inject]
 """
 
 from __future__ import annotations
@@ -33,9 +37,35 @@ from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
 from bench.bench_retrieval import CachedQueries  # noqa: E402
 from harvester.embedding import DEFAULT_MODEL, load_embedder  # noqa: E402
 from tests.crawl import crawl  # noqa: E402
-from tests.sitesrv import SiteServer  # noqa: E402
+from tests.sitesrv import Route, SiteServer  # noqa: E402
 
 DEDUP_OFF = {"HARVESTER_NEAR_DUPLICATE_THRESHOLD": "0", "HARVESTER_BOILERPLATE_MODE": "off"}
+
+
+NOTICE = (
+    '<section id="support-policy"><h2>Support policy</h2><div class="admonition warning">'
+    '<p class="admonition-title">Warning</p><p>This version reaches its end of life in June 2027. '
+    "Security fixes stop on that date; plan your upgrade to the next major release before then.</p>"
+    "</div></section>"
+)
+
+
+class InjectingServer(SiteServer):
+    """The corpus with the notice section at the end of every HTML page's main content."""
+
+    def resolve(self, path: str) -> Route:
+        import lxml.html
+
+        route = super().resolve(path)
+        body = route.body if isinstance(route.body, bytes) else route.body.encode("utf-8")
+        if route.status != 200 or b"<html" not in body[:2000].lower():
+            return route
+        tree = lxml.html.document_fromstring(body)
+        main = tree.xpath("//*[@itemprop='articleBody']") or tree.xpath("//div[@role='main']")
+        if not main:
+            return route
+        main[0].append(lxml.html.fragment_fromstring(NOTICE))
+        return Route(lxml.html.tostring(tree, encoding="utf-8"), route.status, route.headers)
 
 
 def normalised(text: str) -> str:
@@ -67,10 +97,11 @@ def points_of(client) -> list[Any]:  # type: ignore[no-untyped-def]
             return points
 
 
-def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder, inject: bool) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     from qdrant_client import QdrantClient
 
-    with tempfile.TemporaryDirectory() as tmp, SiteServer(root=Path(ROOTS[corpus])) as server:
+    server_class = InjectingServer if inject else SiteServer
+    with tempfile.TemporaryDirectory() as tmp, server_class(root=Path(ROOTS[corpus])) as server:
         work = Path(tmp)
         result = crawl("docs", server.url, work, settings=settings)
         assert result.returncode == 0, result.output[-2000:]
@@ -87,6 +118,13 @@ def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder) -> 
             top_repeats = sum(repeated_in_top(search_module.search(client, "harvester", embedder, q["query"], 5))
                               for q in queries)
             raw_repeats = [repeated_in_top(raw_search(client, embedder, q["query"])) for q in queries]
+            notice_query = "When does this version reach its end of life?"
+            notice = {
+                "notice_points": sum(1 for p in points if "end of life in June 2027" in p.payload["page_content"]),
+                "notice_query_raw_top5_repeats": repeated_in_top(raw_search(client, embedder, notice_query)),
+                "notice_query_top5_repeats": repeated_in_top(
+                    search_module.search(client, "harvester", embedder, notice_query, 5)),
+            } if inject else {}
         finally:
             client.close()
     chunks_made = stats.get("harvester/chunking/chunks", 0)
@@ -106,6 +144,7 @@ def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder) -> 
         "queries": len(queries),
         "top5_repeated_texts": top_repeats,
         "raw_top5_queries_with_repeats": sum(1 for n in raw_repeats if n),
+        **notice,
         "elapsed_s": report.get("elapsed_seconds"),
     }
 
@@ -129,6 +168,7 @@ def main() -> None:
     parser.add_argument("--corpora", default="flask,requests,scrapy")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--baseline", action="store_true", help="also crawl with near-dup/boilerplate off")
+    parser.add_argument("--inject", action="store_true", help="serve a support notice on every page")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -137,10 +177,12 @@ def main() -> None:
     table: dict[str, dict[str, Any]] = {}
     for corpus in args.corpora.split(","):
         for label, settings in runs:
-            figures = measure(corpus, settings, args.queries, embedder)
+            figures = measure(corpus, settings, args.queries, embedder, args.inject)
+            label = f"{label}{', notice injected' if args.inject else ''}"
             table[f"{corpus} / {label}"] = figures
             print(corpus, label, json.dumps(figures), flush=True)
             assert figures["top5_repeated_texts"] == 0, "search returned two identical chunk texts"
+            assert figures.get("notice_query_top5_repeats", 0) == 0, "search repeated the notice"
     keys = list(next(iter(table.values())))
     print("\n| run | " + " | ".join(keys) + " |")
     print("|---" * (len(keys) + 1) + "|")
