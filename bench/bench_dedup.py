@@ -103,7 +103,7 @@ def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder, inj
     server_class = InjectingServer if inject else SiteServer
     with tempfile.TemporaryDirectory() as tmp, server_class(root=Path(ROOTS[corpus])) as server:
         work = Path(tmp)
-        result = crawl("docs", server.url, work, settings=settings)
+        result = crawl("docs", server.url, work, settings=settings, timeout=1800)
         assert result.returncode == 0, result.output[-2000:]
         subprocess.run([sys.executable, str(EVAL / "score.py"), corpus, str(work / "pages.jsonl"),
                         "--queries-out", str(work / "q.jsonl"), "--max-queries", str(queries_n)],
