@@ -105,11 +105,15 @@ def test_one_version_and_dropping_near_duplicates_without_embedding(tmp_path):
     assert not [item for item in result.items if item["near_duplicate_of"]]
 
     with SiteServer(routes=dedup_site()) as server:
-        result = crawl("site", server.url + "docs/", tmp_path / "drop",
-                       settings={**NO_EMBEDDING, "HARVESTER_NEAR_DUPLICATE_MODE": "drop"})
+        result = crawl("site", server.url + "docs/", tmp_path / "drop", settings={
+            **NO_EMBEDDING, "HARVESTER_NEAR_DUPLICATE_MODE": "drop", "HARVESTER_DEDUP_FEED_DUPLICATES": "1"})
     assert result.returncode == 0, result.output[-3000:]
     api = [item["url"] for item in result.items if "/api.html" in item["url"]]
     assert len(api) == 1 and result.report["skipped_by_reason"]["near_duplicate_page"] == 1
+    # The guide's second URL gets a feed line that points at the stored one, with nothing stored.
+    (line,) = [item for item in result.items if item["duplicate_of"]]
+    assert line["chunks"] == [] and line["duplicate_of"] in {item["url"] for item in result.items}
+    assert {line["url"], line["duplicate_of"]} == {server.url + "docs/guide.html", server.url + "docs/print/guide.html"}
 
 
 def test_sitemap_urls_are_canonicalised_before_scheduling(tmp_path):
