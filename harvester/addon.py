@@ -19,7 +19,9 @@ from harvester.extensions.throttle import CrawlDelayThrottle
 from harvester.items import EXPORTED_FIELDS
 from harvester.middlewares.extraction import ExtractionMiddleware
 from harvester.middlewares.failures import FailureRecorderMiddleware
+from harvester.middlewares.guard import SSRFGuardMiddleware
 from harvester.middlewares.robots import QuietRobotsTxtMiddleware
+from harvester.middlewares.traps import CrawlTrapMiddleware
 from harvester.pipelines.chunking import ChunkingPipeline
 from harvester.pipelines.dedup import DedupPipeline
 from harvester.pipelines.embedding import EmbeddingPipeline
@@ -73,6 +75,24 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_QDRANT_BATCH_SIZE": 256,
     "QDRANT_URL": None,
     "QDRANT_API_KEY": None,
+    # Safety: the SSRF guard (its resolver is set in harvester/settings.py) and resource limits.
+    "HARVESTER_SSRF_GUARD_ENABLED": True,
+    "HARVESTER_ALLOWED_HOSTS": [],
+    "DOWNLOAD_MAXSIZE": 32 * 1024 * 1024,  # also caps decompressed bodies (HttpCompressionMiddleware)
+    "DOWNLOAD_WARNSIZE": 8 * 1024 * 1024,
+    "REDIRECT_MAX_TIMES": 10,
+    "URLLENGTH_LIMIT": 2083,
+    # The docs spider's next-page chains add one level per page, so this is only a backstop.
+    "DEPTH_LIMIT": 1000,
+    "HARVESTER_TRAP_DETECTION_ENABLED": True,
+    "HARVESTER_TRAP_MAX_SEGMENT_REPEATS": 3,
+    "HARVESTER_TRAP_MAX_DATE_VARIANTS": 50,
+    "HARVESTER_TRAP_MAX_QUERY_VARIANTS": 100,
+    "HARVESTER_MAX_PAGES_PER_HOST": 100000,
+    # robots.txt per RFC 9309 (harvester/middlewares/robots.py).
+    "HARVESTER_ROBOTSTXT_MAX_BYTES": 500 * 1024,
+    "HARVESTER_ROBOTSTXT_CACHE_SECONDS": 24 * 3600,
+    "HARVESTER_ROBOTSTXT_UNREACHABLE_SECONDS": 600,
     # Reporting and feeds.
     "HARVESTER_REPORT_ENABLED": True,
     "HARVESTER_REPORT_DIR": ".harvester/reports",
@@ -100,7 +120,10 @@ class HarvesterAddon:
         settings.setdefault_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", QuietRobotsTxtMiddleware, 100
         )
+        # Above RetryMiddleware (550), so a host the resolver refused is not retried.
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", SSRFGuardMiddleware, 560)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ExtractionMiddleware, 100)
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CrawlTrapMiddleware, 700)
         # Our subclass takes AutoThrottle's place (the built-in sits in EXTENSIONS_BASE).
         settings.setdefault_in_component_priority_dict("EXTENSIONS", AutoThrottle, None)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlDelayThrottle, 0)

@@ -9,6 +9,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import error as net_error
 
+from harvester.exceptions import RequestRefused
+
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
@@ -34,6 +36,8 @@ def failure_reason(exc: BaseException) -> str:
     """A stable snake_case code for why a request failed (``http_404``, ``dns_lookup_failed``...)."""
     if isinstance(exc, HttpError):
         return f"http_{exc.response.status}"
+    if isinstance(exc, RequestRefused):
+        return "ssrf_refused"
     if isinstance(exc, IgnoreRequest):
         return "robots_forbidden" if "robots.txt" in str(exc) else "ignored"
     for exc_type, reason in _NETWORK_REASONS:

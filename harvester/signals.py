@@ -3,8 +3,10 @@
 ``page_skipped(url, reason)``: a page was fetched but is not stored (no content, duplicate...).
 ``page_failed(url, reason)``: a page could not be fetched or processed.
 ``page_low_quality(url, quality)``: a page was stored, but its extraction scored low.
+``host_refused(host, reason)``: the SSRF guard refused a host (sent once per host).
 """
 
 page_skipped = object()
 page_failed = object()
 page_low_quality = object()
+host_refused = object()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from harvester.signals import page_failed, page_low_quality, page_skipped
+from harvester.signals import host_refused, page_failed, page_low_quality, page_skipped
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -41,6 +41,7 @@ class RunReport:
         self._skipped: dict[str, list[str]] = defaultdict(list)
         self._failed: dict[str, list[str]] = defaultdict(list)
         self._low_quality: dict[str, float] = {}
+        self._refused_hosts: dict[str, str] = {}
         self._stored = 0
         self._chunks = 0
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
@@ -50,6 +51,7 @@ class RunReport:
         crawler.signals.connect(self._page_skipped, signal=page_skipped)
         crawler.signals.connect(self._page_failed, signal=page_failed)
         crawler.signals.connect(self._page_low_quality, signal=page_low_quality)
+        crawler.signals.connect(self._host_refused, signal=host_refused)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -75,6 +77,9 @@ class RunReport:
     def _page_low_quality(self, url: str, quality: float, **kwargs: Any) -> None:
         self._low_quality[url] = round(quality, 3)
 
+    def _host_refused(self, host: str, reason: str, **kwargs: Any) -> None:
+        self._refused_hosts[host] = reason
+
     def summary(self, reason: str) -> dict[str, Any]:
         """The figures of this run so far."""
         stats = self.crawler.stats
@@ -90,6 +95,7 @@ class RunReport:
             "pages_low_quality": len(self._low_quality),
             "chunks_stored": self._chunks,
             "elapsed_seconds": round(time.monotonic() - self._started, 2),
+            "hosts_refused": len(self._refused_hosts),
         }
 
     def _spider_closed(self, spider: Spider, reason: str) -> None:
@@ -110,7 +116,7 @@ class RunReport:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         path = directory / f"{summary['spider']}-{stamp}.json"
         body = {**summary, "skipped": dict(self._skipped), "failed": dict(self._failed),
-                "low_quality": self._low_quality}
+                "low_quality": self._low_quality, "refused_hosts": self._refused_hosts}
         try:
             directory.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(body, indent=1, sort_keys=True), encoding="utf-8")
@@ -133,6 +139,8 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         f"  chunks stored:  {summary['chunks_stored']}",
         f"  elapsed:        {summary['elapsed_seconds']:.1f} s",
     ]
+    if summary.get("hosts_refused"):
+        lines.append(f"  hosts refused:  {summary['hosts_refused']} (SSRF guard; listed in the report)")
     if report_file:
         lines.append(f"  report:         {report_file} (every skipped and failed URL)")
     return "\n".join(lines)
