@@ -26,6 +26,10 @@ _SHARED = ipaddress.ip_network("100.64.0.0/10")  # RFC 6598 carrier-grade NAT
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052 well-known prefix
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215 local-use prefix
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d
+# IETF protocol assignments (RFC 6890), not globally reachable but for two anycast services;
+# Python 3.11's `is_global` only knows parts of it.
+_PROTOCOL_ASSIGNMENTS = ipaddress.ip_network("192.0.0.0/24")
+_GLOBAL_PROTOCOL_ASSIGNMENTS = (ipaddress.ip_address("192.0.0.9"), ipaddress.ip_address("192.0.0.10"))
 # inet_aton's spellings: decimal 2130706433, octal 0177.0.0.1, hex 0x7f.1, short 127.1.
 _LEGACY_IPV4 = re.compile(r"^(0x[0-9a-f]+|[0-9]+)(\.(0x[0-9a-f]*|[0-9]+)){0,3}\.?$", re.IGNORECASE)
 
@@ -80,8 +84,9 @@ def address_refusal(address: IPAddress) -> str | None:
         ("link_local", address.is_link_local),
         ("multicast", address.is_multicast),
         ("shared", address in _SHARED),
-        ("private", address.is_private),
         ("reserved", address.is_reserved),
+        ("private", address.is_private),
+        ("reserved", address in _PROTOCOL_ASSIGNMENTS and address not in _GLOBAL_PROTOCOL_ASSIGNMENTS),
     )
     for reason, hit in checks:
         if hit:

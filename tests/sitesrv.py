@@ -40,15 +40,16 @@ class Hit:
 class SiteServer:
     """``SiteServer(root=dir, routes={"/robots.txt": Route(...)})``; use as a context manager."""
 
-    def __init__(self, root: Path | None = None, routes: dict[str, Route | Callable[[], Route]] | None = None) -> None:
+    def __init__(self, root: Path | None = None, routes: dict[str, Route | Callable[[], Route]] | None = None,
+                 host: str = "127.0.0.1", port: int = 0) -> None:
         self.root = root
         self.routes = dict(routes or {})
         self.log: list[Hit] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = ThreadingHTTPServer((host, port), self._handler())
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}/"
+        self.url = f"http://{host}:{self.port}/"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     def __enter__(self) -> SiteServer:
