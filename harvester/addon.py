@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 
@@ -20,6 +21,7 @@ from harvester.items import EXPORTED_FIELDS
 from harvester.middlewares.extraction import ExtractionMiddleware
 from harvester.middlewares.failures import FailureRecorderMiddleware
 from harvester.middlewares.guard import SSRFGuardMiddleware
+from harvester.middlewares.limits import BoundedHttpCompressionMiddleware
 from harvester.middlewares.robots import QuietRobotsTxtMiddleware
 from harvester.middlewares.traps import CrawlTrapMiddleware
 from harvester.pipelines.chunking import ChunkingPipeline
@@ -122,6 +124,10 @@ class HarvesterAddon:
         )
         # Above RetryMiddleware (550), so a host the resolver refused is not retried.
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", SSRFGuardMiddleware, 560)
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", HttpCompressionMiddleware, None)
+        settings.setdefault_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", BoundedHttpCompressionMiddleware, 590
+        )
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ExtractionMiddleware, 100)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CrawlTrapMiddleware, 700)
         # Our subclass takes AutoThrottle's place (the built-in sits in EXTENSIONS_BASE).

@@ -27,6 +27,7 @@ class Route:
     body: bytes | str
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    drip: float = 0.0  # seconds between 16-byte pieces of the body (a slow-dribbling server)
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,10 @@ class SiteServer:
     """``SiteServer(root=dir, routes={"/robots.txt": Route(...)})``; use as a context manager."""
 
     def __init__(self, root: Path | None = None, routes: dict[str, Route | Callable[[], Route]] | None = None,
-                 host: str = "127.0.0.1", port: int = 0) -> None:
+                 host: str = "127.0.0.1", port: int = 0,
+                 dynamic: Callable[[str], Route | None] | None = None) -> None:
         self.root = root
+        self.dynamic = dynamic  # path with query -> Route, for the paths no route or file names
         self.routes = dict(routes or {})
         self.log: list[Hit] = []
         self._lock = threading.Lock()
@@ -68,12 +71,16 @@ class SiteServer:
         with self._lock:
             self.log.append(hit)
 
-    def resolve(self, path: str) -> Route:
+    def resolve(self, path: str, full_path: str | None = None) -> Route:
         route = self.routes.get(path)
         if route is not None:
             return route() if callable(route) else route
         if self.root is not None:
             found = _static(self.root, path)
+            if found is not None:
+                return found
+        if self.dynamic is not None:
+            found = self.dynamic(full_path or path)
             if found is not None:
                 return found
         return Route("<html><head><title>404</title></head><body><h1>Not Found</h1></body></html>", 404,
@@ -87,7 +94,7 @@ class SiteServer:
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 path = urlsplit(self.path).path
-                route = server.resolve(path)
+                route = server.resolve(path, self.path)
                 body = route.body.encode("utf-8") if isinstance(route.body, str) else route.body
                 server.record(Hit(time.monotonic(), self.path, self.headers.get("User-Agent", ""), route.status))
                 self.send_response(route.status)
@@ -96,7 +103,16 @@ class SiteServer:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    if not route.drip:
+                        self.wfile.write(body)
+                        return
+                    for start in range(0, len(body), 16):
+                        self.wfile.write(body[start:start + 16])
+                        self.wfile.flush()
+                        time.sleep(route.drip)
+                except OSError:  # the client gave up (a body over its size limit, a timeout)
+                    pass
 
             def log_message(self, *args: object) -> None:
                 pass

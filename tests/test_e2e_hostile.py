@@ -1,0 +1,65 @@
+"""End to end on a hostile loopback site: the crawl finishes, every bad page is counted with a
+reason, the good page is stored, traps are cut short and memory stays bounded."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.crawl import NO_EMBEDDING, CrawlResult, crawl
+from tests.hostile import hostile_site
+from tests.sitesrv import SiteServer
+
+pytestmark = pytest.mark.e2e
+
+SETTINGS = {
+    **NO_EMBEDDING,
+    "DOWNLOAD_TIMEOUT": "4", "RETRY_TIMES": "0", "HARVESTER_CRAWL_DELAY_ENABLED": "0",
+    "HARVESTER_TRAP_MAX_DATE_VARIANTS": "10", "HARVESTER_TRAP_MAX_QUERY_VARIANTS": "10",
+    "MEMUSAGE_CHECK_INTERVAL_SECONDS": "0.5",  # memusage/max is the peak RSS (ru_maxrss) so far
+}
+
+
+def stat(output: str, name: str) -> int:
+    found = re.search(rf"'{re.escape(name)}': (\d+)", output)
+    assert found, f"{name} is not in the stats"
+    return int(found[1])
+
+
+def hostile_crawl(workdir: Path, **settings: str) -> tuple[list[str], CrawlResult, str]:
+    routes, dynamic = hostile_site()
+    with SiteServer(routes=routes, dynamic=dynamic) as server:
+        result = crawl("site", server.url + "docs/", workdir, settings={**SETTINGS, **settings})
+        return server.paths(), result, server.url
+
+
+def test_a_hostile_site_is_crawled_to_the_end_with_bounded_memory(tmp_path: Path) -> None:
+    paths, result, base = hostile_crawl(tmp_path)
+    assert result.returncode == 0, result.output[-3000:]
+    stored = {item["url"].removeprefix(base) for item in result.items}
+    assert "docs/good.html" in stored
+    failed, skipped = result.report["failed"], result.report["skipped"]
+    # Bombs and huge pages: fetched once, refused at DOWNLOAD_MAXSIZE.
+    assert sorted(failed["too_large"]) == [base + f"docs/{name}.html" for name in ("br-bomb", "gzip-bomb", "huge")]
+    assert failed["timeout"] == [base + "docs/drip.html"]
+    for name in ("gzip-bomb", "br-bomb", "huge", "drip"):
+        assert paths.count(f"/docs/{name}.html") == 1
+    # Traps: cut at their limits, each reported.
+    calendar = [p for p in paths if p.startswith("/docs/cal/")]
+    assert 5 <= len(calendar) <= 10 and skipped["trap_calendar"]
+    loop = [p for p in paths if p.startswith("/docs/loop/")]
+    assert max(p.count("loop") for p in loop) == 3 and skipped["trap_repeating_path"]
+    lists = [p for p in paths if p.startswith("/docs/list.html")]
+    assert 5 <= len(lists) <= 10 and skipped["trap_query_explosion"]
+    # The redirect loop ends (the second visit of a URL is a duplicate, or the hop limit is hit).
+    assert len([p for p in paths if p.startswith("/docs/redirect-")]) <= 11
+    # Broken markup and binary bodies: requested and counted, never fatal.
+    for name in ("malformed", "nested", "binary"):
+        assert f"/docs/{name}.html" in paths
+    assert "docs/malformed.html" in stored
+    # Memory: a 512 MiB bomb would show here; the cap keeps the peak near the start-up size.
+    growth = stat(result.output, "memusage/max") - stat(result.output, "memusage/startup")
+    assert growth < 200 * 1024 * 1024, growth
+    assert "Traceback" not in result.output
