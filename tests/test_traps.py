@@ -1,0 +1,56 @@
+"""Crawl-trap rules (harvester/content/traps.py), without Scrapy."""
+
+from __future__ import annotations
+
+from harvester.content.traps import TrapDetector, TrapLimits, date_template, query_family, repeated_segment
+
+BASE = "http://docs.example.com"
+
+
+def test_repeating_segments() -> None:
+    assert repeated_segment("/docs/loop/loop/loop/loop/", 3) == "loop"
+    assert repeated_segment("/a/b/a/b/a/b/a/b", 3) in ("a", "b")
+    assert repeated_segment("/docs/loop/loop/loop/", 3) is None
+    assert repeated_segment("/docs/api/v1/api.html", 3) is None
+    assert repeated_segment("/", 3) is None
+
+
+def test_date_templates_group_a_calendar_but_not_dated_articles() -> None:
+    assert date_template(f"{BASE}/cal/2031/07/") == date_template(f"{BASE}/cal/1999/12/")
+    assert date_template(f"{BASE}/events?month=2031-07") == date_template(f"{BASE}/events?month=2032-01")
+    assert date_template(f"{BASE}/blog/2024/05/one-post.html") != date_template(f"{BASE}/blog/2024/05/another.html")
+    assert date_template(f"{BASE}/docs/page-12.html") is None  # no year, not a date
+
+
+def test_query_family_ignores_parameter_order() -> None:
+    assert query_family(f"{BASE}/list?b=2&a=1") == query_family(f"{BASE}/list?a=1&b=2")
+    assert query_family(f"{BASE}/list") is None
+
+
+def test_endless_calendar_is_cut_at_its_limit() -> None:
+    detector = TrapDetector(TrapLimits(max_date_variants=12))
+    verdicts = [detector.check(f"{BASE}/cal/{2020 + m // 12}-{m % 12 + 1:02d}.html") for m in range(40)]
+    assert verdicts[:12] == [None] * 12 and set(verdicts[12:]) == {"calendar"}
+    assert detector.check(f"{BASE}/cal/2020-01.html") is None  # a variant seen before is no new trap
+    # Dated articles each have their own family.
+    assert all(detector.check(f"{BASE}/blog/2024/05/{word}.html") is None for word in "abcdefghijklmnopqrstuvwxyz")
+
+
+def test_query_explosion_is_cut_per_path() -> None:
+    detector = TrapDetector(TrapLimits(max_query_variants=5))
+    verdicts = [detector.check(f"{BASE}/list.html?p={i}&sort=asc") for i in range(8)]
+    assert verdicts == [None] * 5 + ["query_explosion"] * 3
+    assert detector.check(f"{BASE}/other.html?p=1") is None
+
+
+def test_page_cap_per_host() -> None:
+    detector = TrapDetector(TrapLimits(max_pages_per_host=3))
+    assert [detector.check(f"{BASE}/p{i}.html") for i in range(4)] == [None, None, None, "page_cap"]
+    assert detector.check("http://other.example.com/p.html") is None
+
+
+def test_bounded_memory_under_an_endless_family() -> None:
+    detector = TrapDetector(TrapLimits(max_query_variants=10))
+    for i in range(10000):
+        detector.check(f"{BASE}/list.html?p={i}")
+    assert sum(len(v) for v in detector._queries.values()) == 10
