@@ -21,7 +21,8 @@ from harvester.items import EXPORTED_FIELDS
 from harvester.middlewares.extraction import ExtractionMiddleware
 from harvester.middlewares.failures import FailureRecorderMiddleware
 from harvester.middlewares.guard import SSRFGuardMiddleware
-from harvester.middlewares.limits import BoundedHttpCompressionMiddleware
+from harvester.middlewares.limits import BoundedHttpCompressionMiddleware, EncodingFixMiddleware
+from harvester.middlewares.retryafter import RetryAfterMiddleware
 from harvester.middlewares.robots import QuietRobotsTxtMiddleware
 from harvester.middlewares.traps import CrawlTrapMiddleware
 from harvester.pipelines.chunking import ChunkingPipeline
@@ -91,6 +92,7 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_TRAP_MAX_DATE_VARIANTS": 50,
     "HARVESTER_TRAP_MAX_QUERY_VARIANTS": 100,
     "HARVESTER_MAX_PAGES_PER_HOST": 100000,
+    "HARVESTER_RETRY_AFTER_MAX": 120.0,
     # robots.txt per RFC 9309 (harvester/middlewares/robots.py).
     "HARVESTER_ROBOTSTXT_MAX_BYTES": 500 * 1024,
     "HARVESTER_ROBOTSTXT_CACHE_SECONDS": 24 * 3600,
@@ -128,6 +130,9 @@ class HarvesterAddon:
         settings.setdefault_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", BoundedHttpCompressionMiddleware, 590
         )
+        # Response order runs from high to low: after decompression (590), before RetryMiddleware (550).
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", EncodingFixMiddleware, 586)
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RetryAfterMiddleware, 555)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ExtractionMiddleware, 100)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CrawlTrapMiddleware, 700)
         # Our subclass takes AutoThrottle's place (the built-in sits in EXTENSIONS_BASE).

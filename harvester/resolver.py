@@ -48,10 +48,10 @@ class _CheckingReceiver:
         self._passed = 0
         self._refused: tuple[str, str] | None = None
 
-    def resolutionBegan(self, resolution: IHostResolution) -> None:  # noqa: N802 (Twisted's names)
+    def resolutionBegan(self, resolution: IHostResolution) -> None:
         self._receiver.resolutionBegan(resolution)
 
-    def addressResolved(self, address: IAddress) -> None:  # noqa: N802
+    def addressResolved(self, address: IAddress) -> None:
         reason = self._refusal(getattr(address, "host", ""))
         if reason is None:
             self._passed += 1
@@ -60,7 +60,7 @@ class _CheckingReceiver:
             self._refused = (getattr(address, "host", "?"), reason)
             logger.debug("Not connecting to %s at %s (%s)", self._host, self._refused[0], reason)
 
-    def resolutionComplete(self) -> None:  # noqa: N802
+    def resolutionComplete(self) -> None:
         if self._refused and not self._passed:
             REFUSED_HOSTS[self._host.lower()] = self._refused
         self._receiver.resolutionComplete()
@@ -109,13 +109,13 @@ class GuardedResolver:
     def install_on_reactor(self) -> None:
         self.reactor.installNameResolver(self)
 
-    def resolveHostName(  # noqa: N802
+    def resolveHostName(
         self,
-        resolutionReceiver: IResolutionReceiver,  # noqa: N803
-        hostName: str,  # noqa: N803
-        portNumber: int = 0,  # noqa: N803
-        addressTypes: Sequence[type[IAddress]] | None = None,  # noqa: N803
-        transportSemantics: str = "TCP",  # noqa: N803
+        resolutionReceiver: IResolutionReceiver,
+        hostName: str,
+        portNumber: int = 0,
+        addressTypes: Sequence[type[IAddress]] | None = None,
+        transportSemantics: str = "TCP",
     ) -> IHostResolution:
         if self.enabled and not self.allow.allows_name(hostName, portNumber):
             resolutionReceiver = _CheckingReceiver(resolutionReceiver, hostName, portNumber, self.allow)

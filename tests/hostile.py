@@ -16,7 +16,9 @@ from tests.sitesrv import Route
 BOMB_SIZE = 512 * 1024 * 1024  # decompressed; DOWNLOAD_MAXSIZE is 32 MiB
 HUGE_SIZE = 40 * 1024 * 1024
 CASES = ["good.html", "gzip-bomb.html", "br-bomb.html", "huge.html", "drip.html", "cal/2026-01.html",
-         "loop/", "list.html?p=1", "redirect-a.html", "malformed.html", "nested.html", "binary.html"]
+         "loop/", "list.html?p=1", "redirect-a.html", "malformed.html", "nested.html", "binary.html",
+         "busy.html", "flaky.html", "utf8-labelled-latin1.html", "latin1-labelled-utf8.html"]
+ACCENTED = "Café au lait, naïve façade, Straße, “quotes” and – dashes."
 
 
 @functools.cache
@@ -75,6 +77,11 @@ def dynamic(path: str) -> Route | None:
     return None
 
 
+def _first_then(first: Route, then: Route) -> Callable[[], Route]:
+    answers = iter([first])
+    return lambda: next(answers, then)
+
+
 def hostile_site() -> tuple[dict[str, Route], Callable[[str], Route | None]]:
     html = {"Content-Type": "text/html; charset=utf-8"}
     nested = "<div>" * 20000 + "<p>" + "Deeply nested text survives. " * 20 + "</p>" + "</div>" * 20000
@@ -92,5 +99,14 @@ def hostile_site() -> tuple[dict[str, Route], Callable[[str], Route | None]]:
         "/docs/malformed.html": Route(malformed),
         "/docs/nested.html": Route(f"<html><head><title>Nested</title></head><body>{nested}</body></html>"),
         "/docs/binary.html": Route(bytes(range(256)) * 256, headers=html),
+        # 429 asking for 2 s, then the page; 503 once, then the page.
+        "/docs/busy.html": _first_then(Route("busy", 429, {"Retry-After": "2"}), Route(doc_page("busy"))),
+        "/docs/flaky.html": _first_then(Route("down", 503), Route(doc_page("flaky"))),
+        "/docs/utf8-labelled-latin1.html": Route(
+            doc_page("latin", extra_body=f"<p>{ACCENTED}</p>").encode("cp1252"),
+            headers={"Content-Type": "text/html; charset=utf-8"}),
+        "/docs/latin1-labelled-utf8.html": Route(
+            doc_page("utf", extra_body=f"<p>{ACCENTED}</p>").encode("utf-8"),
+            headers={"Content-Type": "text/html; charset=iso-8859-1"}),
     }
     return routes, dynamic

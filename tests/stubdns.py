@@ -24,8 +24,8 @@ class TableResolver:
         self.table = {name.lower(): addresses for name, addresses in table.items()}
         self.fallback = fallback
 
-    def resolveHostName(self, receiver: Any, hostName: str, portNumber: int = 0,  # noqa: N802, N803
-                        addressTypes: Any = None, transportSemantics: str = "TCP") -> Any:  # noqa: N803
+    def resolveHostName(self, receiver: Any, hostName: str, portNumber: int = 0,
+                        addressTypes: Any = None, transportSemantics: str = "TCP") -> Any:
         addresses = self.table.get(hostName.lower())
         if addresses is None:
             return self.fallback.resolveHostName(receiver, hostName, portNumber, addressTypes, transportSemantics)

@@ -98,7 +98,7 @@ def test_no_redirect_refresh_link_or_sitemap_entry_reaches_the_canary(
     assert refused["canary.test"] == "loopback"
     assert {"127.0.0.2", "2130706434", "::ffff:127.0.0.2"} <= set(refused)
     assert "mixed.test" not in refused
-    assert "http://2130706434:%d/from-refresh" % site.port in result.report["skipped"]["ssrf_refused"]
+    assert f"http://2130706434:{site.port}/from-refresh" in result.report["skipped"]["ssrf_refused"]
     assert result.report["skipped_by_reason"]["ssrf_refused"] == len(CANARY_SPELLINGS) + 1
     assert "Refused to connect to canary.test at 127.0.0.2 (loopback)" in result.output
     assert sitemap.returncode == 0, sitemap.output[-3000:]

@@ -94,13 +94,13 @@ class Collect:
         self.addresses: list[str] = []
         self.complete = False
 
-    def resolutionBegan(self, resolution: object) -> None:  # noqa: N802
+    def resolutionBegan(self, resolution: object) -> None:
         pass
 
-    def addressResolved(self, address: object) -> None:  # noqa: N802
+    def addressResolved(self, address: object) -> None:
         self.addresses.append(address.host)
 
-    def resolutionComplete(self) -> None:  # noqa: N802
+    def resolutionComplete(self) -> None:
         self.complete = True
 
 

@@ -1,8 +1,18 @@
-"""Crawl-trap rules (harvester/content/traps.py), without Scrapy."""
+"""Crawl-trap rules (harvester/content/traps.py) and the other pure rules for hostile input."""
 
 from __future__ import annotations
 
-from harvester.content.traps import TrapDetector, TrapLimits, date_template, query_family, repeated_segment
+from datetime import datetime, timezone
+
+from harvester.content.encoding import corrected_encoding
+from harvester.content.traps import (
+    TrapDetector,
+    TrapLimits,
+    date_template,
+    query_family,
+    repeated_segment,
+)
+from harvester.middlewares.retryafter import retry_after_seconds
 
 BASE = "http://docs.example.com"
 
@@ -54,3 +64,23 @@ def test_bounded_memory_under_an_endless_family() -> None:
     for i in range(10000):
         detector.check(f"{BASE}/list.html?p={i}")
     assert sum(len(v) for v in detector._queries.values()) == 10
+
+
+def test_mislabelled_encodings_are_corrected() -> None:
+    text = "Café, naïve, Straße — “quoted”"
+    assert corrected_encoding(text.encode("utf-8"), "iso-8859-1") == "utf-8"
+    assert corrected_encoding(text.encode("utf-8"), "cp1252") == "utf-8"
+    assert corrected_encoding(text.encode("cp1252"), "utf-8") == "cp1252"
+    assert corrected_encoding(text.encode("utf-8"), "utf-8") is None
+    assert corrected_encoding(text.encode("cp1252"), "cp1252") is None
+    assert corrected_encoding(b"plain ascii", "latin-1") is None
+    assert corrected_encoding("日本語".encode("shift_jis"), "shift_jis") is None
+
+
+def test_retry_after_values() -> None:
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+    assert retry_after_seconds("7", now) == 7.0
+    assert retry_after_seconds("Thu, 01 Jan 2026 12:00:30 GMT", now) == 30.0
+    assert retry_after_seconds("Thu, 01 Jan 2026 11:00:00 GMT", now) == 0.0
+    assert retry_after_seconds("soon", now) is None
+    assert retry_after_seconds("", now) is None

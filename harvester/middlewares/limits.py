@@ -1,12 +1,15 @@
-"""Decompression bombs counted and reported like any other failed page."""
+"""Response bodies: decompression bombs counted and reported, mislabelled encodings corrected."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http import TextResponse
 
+from harvester.content.encoding import corrected_encoding
 from harvester.failures import failure_reason
 from harvester.signals import page_failed
 
@@ -15,6 +18,9 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
 
 
 class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
@@ -36,3 +42,29 @@ class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
                 self.crawler.stats.inc_value(f"harvester/pages/failed/{reason}")
                 self.crawler.signals.send_catch_log(page_failed, url=request.url, reason=reason)
             raise
+
+
+class EncodingFixMiddleware:
+    """Decodes a text response as UTF-8 when it was labelled with a single-byte charset but is
+    valid UTF-8, and as Windows-1252 when it was labelled UTF-8 but is not (rules in
+    ``harvester/content/encoding.py``), so no mojibake reaches the index.
+
+    Stat: ``harvester/pages/encoding_corrected``.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        if not isinstance(response, TextResponse):
+            return response
+        encoding = corrected_encoding(response.body, response.encoding)
+        if encoding is None:
+            return response
+        self.crawler.stats.inc_value("harvester/pages/encoding_corrected")
+        logger.debug("%s is labelled %s but is %s", response.url, response.encoding, encoding)
+        return response.replace(encoding=encoding)
