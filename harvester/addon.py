@@ -86,7 +86,7 @@ DEFAULTS: dict[str, Any] = {
     "REDIRECT_MAX_TIMES": 10,
     "URLLENGTH_LIMIT": 2083,
     # The docs spider's next-page chains add one level per page, so this is only a backstop.
-    "DEPTH_LIMIT": 1000,
+    "DEPTH_LIMIT": 5000,
     "HARVESTER_TRAP_DETECTION_ENABLED": True,
     "HARVESTER_TRAP_MAX_SEGMENT_REPEATS": 3,
     "HARVESTER_TRAP_MAX_DATE_VARIANTS": 50,

@@ -166,3 +166,12 @@ def test_middleware_turns_the_resolvers_refusal_into_a_refusal() -> None:
     with pytest.raises(RequestRefused, match="private"):
         middleware.process_exception(Request("http://internal.test/"), CannotResolveHostError("no"))
     assert middleware.process_exception(Request("http://nx.test/"), CannotResolveHostError("no")) is None
+
+
+def test_a_bad_allow_list_stops_the_crawl_with_exit_2(tmp_path) -> None:
+    from tests.crawl import run_scrapy
+
+    process = run_scrapy(["crawl", "docs", "-a", "start=http://127.0.0.1:1/", "-s",
+                          "HARVESTER_ALLOWED_HOSTS=127.0.0.1,10.0.0.0/33"], tmp_path)
+    assert process.returncode == 2, process.stderr
+    assert "harvester: error: invalid setting: HARVESTER_ALLOWED_HOSTS: '10.0.0.0/33'" in process.stderr
