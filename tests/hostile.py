@@ -17,7 +17,8 @@ BOMB_SIZE = 512 * 1024 * 1024  # decompressed; DOWNLOAD_MAXSIZE is 32 MiB
 HUGE_SIZE = 40 * 1024 * 1024
 CASES = ["good.html", "gzip-bomb.html", "br-bomb.html", "huge.html", "drip.html", "cal/2026-01.html",
          "loop/", "list.html?p=1", "redirect-a.html", "malformed.html", "nested.html", "binary.html",
-         "busy.html", "flaky.html", "utf8-labelled-latin1.html", "latin1-labelled-utf8.html"]
+         "busy.html", "flaky.html", "utf8-labelled-latin1.html", "latin1-labelled-utf8.html",
+         "truncated.html", "octet-stream"]
 ACCENTED = "Café au lait, naïve façade, Straße, “quotes” and – dashes."
 
 
@@ -108,5 +109,9 @@ def hostile_site() -> tuple[dict[str, Route], Callable[[str], Route | None]]:
         "/docs/latin1-labelled-utf8.html": Route(
             doc_page("utf", extra_body=f"<p>{ACCENTED}</p>").encode("utf-8"),
             headers={"Content-Type": "text/html; charset=iso-8859-1"}),
+        # Promises twice the bytes it sends, then closes the connection.
+        "/docs/truncated.html": Route(doc_page("truncated"), headers={
+            **html, "Content-Length": str(2 * len(doc_page("truncated").encode())), "Connection": "close"}),
+        "/docs/octet-stream": Route(doc_page("octets"), headers={"Content-Type": "application/octet-stream"}),
     }
     return routes, dynamic

@@ -45,6 +45,8 @@ def test_a_hostile_site_is_crawled_to_the_end_with_bounded_memory(tmp_path: Path
     # Bombs and huge pages: fetched once, refused at DOWNLOAD_MAXSIZE.
     assert sorted(failed["too_large"]) == [base + f"docs/{name}.html" for name in ("br-bomb", "gzip-bomb", "huge")]
     assert failed["timeout"] == [base + "docs/drip.html"]
+    assert failed["truncated_response"] == [base + "docs/truncated.html"]
+    assert "docs/octet-stream" in stored  # HTML served as application/octet-stream
     for name in ("gzip-bomb", "br-bomb", "huge"):
         assert paths.count(f"/docs/{name}.html") == 1
     assert paths.count("/docs/drip.html") == 2  # retried once, timed out twice
