@@ -56,6 +56,7 @@ def test_query_explosion_is_cut_per_path() -> None:
 def test_page_cap_per_host() -> None:
     detector = TrapDetector(TrapLimits(max_pages_per_host=3))
     assert [detector.check(f"{BASE}/p{i}.html") for i in range(4)] == [None, None, None, "page_cap"]
+    assert detector.check(f"{BASE}/p1.html") is None  # yielded again: not a new page
     assert detector.check("http://other.example.com/p.html") is None
 
 

@@ -10,7 +10,8 @@ well-kept library does this for Scrapy, so the few rules live here:
 - query-parameter explosions: too many distinct query strings for one path;
 - a page cap per site (host and port).
 
-Memory stays bounded: a URL family keeps at most its limit of distinct variants.
+Memory stays bounded: a URL family keeps at most its limit of distinct variants, and each admitted
+URL costs an 8-byte digest (as Scrapy's duplicate filter keeps one fingerprint per request).
 """
 
 from __future__ import annotations
@@ -70,15 +71,20 @@ class TrapDetector:
     """Decides, URL by URL in crawl order, whether a new URL is a trap.
 
     ``check(url)`` returns the trap kind (``repeating_path``, ``calendar``, ``query_explosion``,
-    ``page_cap``) or None, and records the URL when it is admitted. Call it once per new URL.
+    ``page_cap``) or None, and records the URL when it is admitted; a URL admitted once is
+    admitted again (a spider may yield it twice; the duplicate filter drops it later).
     """
 
     limits: TrapLimits = field(default_factory=TrapLimits)
     _dates: dict[str, set[bytes]] = field(default_factory=lambda: defaultdict(set))
     _queries: dict[str, set[bytes]] = field(default_factory=lambda: defaultdict(set))
     _pages: Counter[str] = field(default_factory=Counter)
+    _admitted: set[bytes] = field(default_factory=set)
 
     def check(self, url: str) -> str | None:
+        key = _digest(url)
+        if key in self._admitted:
+            return None
         parts = urlsplit(url)
         host = parts.netloc.lower()
         if repeated_segment(parts.path, self.limits.max_segment_repeats):
@@ -93,6 +99,7 @@ class TrapDetector:
         if family is not None and not self._admit(self._queries[family[0]], family[1], self.limits.max_query_variants):
             return "query_explosion"
         self._pages[host] += 1
+        self._admitted.add(key)
         return None
 
     @staticmethod
