@@ -18,7 +18,7 @@ HUGE_SIZE = 40 * 1024 * 1024
 CASES = ["good.html", "gzip-bomb.html", "br-bomb.html", "huge.html", "drip.html", "cal/2026-01.html",
          "loop/", "list.html?p=1", "redirect-a.html", "malformed.html", "nested.html", "binary.html",
          "busy.html", "flaky.html", "utf8-labelled-latin1.html", "latin1-labelled-utf8.html",
-         "truncated.html", "octet-stream"]
+         "truncated.html", "octet-stream", "long.html?page=" + "x" * 3000]
 ACCENTED = "Café au lait, naïve façade, Straße, “quotes” and – dashes."
 
 

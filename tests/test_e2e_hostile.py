@@ -10,6 +10,7 @@ import pytest
 
 from tests.crawl import NO_EMBEDDING, CrawlResult, crawl
 from tests.hostile import ACCENTED, hostile_site
+from tests.sites import chain_site
 from tests.sitesrv import Hit, SiteServer
 
 pytestmark = pytest.mark.e2e
@@ -47,6 +48,8 @@ def test_a_hostile_site_is_crawled_to_the_end_with_bounded_memory(tmp_path: Path
     assert failed["timeout"] == [base + "docs/drip.html"]
     assert failed["truncated_response"] == [base + "docs/truncated.html"]
     assert "docs/octet-stream" in stored  # HTML served as application/octet-stream
+    assert not [p for p in paths if p.startswith("/docs/long.html")]  # over URLLENGTH_LIMIT
+    assert stat(result.output, "urllength/request_ignored_count") == 1
     for name in ("gzip-bomb", "br-bomb", "huge"):
         assert paths.count(f"/docs/{name}.html") == 1
     assert paths.count("/docs/drip.html") == 2  # retried once, timed out twice
@@ -76,3 +79,13 @@ def test_a_hostile_site_is_crawled_to_the_end_with_bounded_memory(tmp_path: Path
     growth = stat(result.output, "memusage/max") - stat(result.output, "memusage/startup")
     assert growth < 200 * 1024 * 1024, growth
     assert "Traceback" not in result.output
+
+
+def test_the_page_cap_per_host(tmp_path: Path) -> None:
+    with SiteServer(routes=chain_site()) as server:
+        result = crawl("docs", server.url + "docs/p1.html", tmp_path,
+                       settings={**SETTINGS, "HARVESTER_MAX_PAGES_PER_HOST": "2"})
+        pages = [p for p in server.paths() if p.startswith("/docs/")]
+    assert result.returncode == 0, result.output[-3000:]
+    assert len(pages) == 3  # the start page and two more
+    assert result.report["skipped_by_reason"]["trap_page_cap"] >= 1
