@@ -11,14 +11,14 @@ from collections.abc import Callable
 import brotli
 
 from tests.sites import doc_page
-from tests.sitesrv import Route
+from tests.sitesrv import RESET, Route
 
 BOMB_SIZE = 512 * 1024 * 1024  # decompressed; DOWNLOAD_MAXSIZE is 32 MiB
 HUGE_SIZE = 40 * 1024 * 1024
 CASES = ["good.html", "gzip-bomb.html", "br-bomb.html", "huge.html", "drip.html", "cal/2026-01.html",
          "loop/", "list.html?p=1", "redirect-a.html", "malformed.html", "nested.html", "binary.html",
          "busy.html", "flaky.html", "utf8-labelled-latin1.html", "latin1-labelled-utf8.html",
-         "truncated.html", "octet-stream", "long.html?page=" + "x" * 3000]
+         "truncated.html", "octet-stream", "reset.html", "long.html?page=" + "x" * 3000]
 ACCENTED = "Café au lait, naïve façade, Straße, “quotes” and – dashes."
 
 
@@ -112,6 +112,7 @@ def hostile_site() -> tuple[dict[str, Route], Callable[[str], Route | None]]:
         # Promises twice the bytes it sends, then closes the connection.
         "/docs/truncated.html": Route(doc_page("truncated"), headers={
             **html, "Content-Length": str(2 * len(doc_page("truncated").encode())), "Connection": "close"}),
+        "/docs/reset.html": Route(b"", RESET),
         "/docs/octet-stream": Route(doc_page("octets"), headers={"Content-Type": "application/octet-stream"}),
     }
     return routes, dynamic

@@ -7,6 +7,8 @@ crawler's concurrent requests are served concurrently, as a real site would.
 from __future__ import annotations
 
 import gzip
+import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,6 +22,9 @@ CONTENT_TYPES = {
     ".xml": "application/xml", ".txt": "text/plain; charset=utf-8", ".gz": "application/gzip",
     ".css": "text/css", ".js": "application/javascript", ".png": "image/png", ".svg": "image/svg+xml",
 }
+
+
+RESET = 0  # a Route status that resets the connection instead of answering
 
 
 @dataclass
@@ -97,6 +102,10 @@ class SiteServer:
                 route = server.resolve(path, self.path)
                 body = route.body.encode("utf-8") if isinstance(route.body, str) else route.body
                 server.record(Hit(time.monotonic(), self.path, self.headers.get("User-Agent", ""), route.status))
+                if route.status == RESET:  # no answer: the connection is reset (RST, not FIN)
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    return
                 self.send_response(route.status)
                 headers = {"Content-Type": _content_type(path), **route.headers}
                 for name, value in headers.items():
