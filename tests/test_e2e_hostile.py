@@ -48,7 +48,8 @@ def test_a_hostile_site_is_crawled_to_the_end_with_bounded_memory(tmp_path: Path
     assert failed["timeout"] == [base + "docs/drip.html"]
     assert failed["truncated_response"] == [base + "docs/truncated.html"]
     assert failed["download_failed"] == [base + "docs/reset.html"]  # connection reset, after a retry
-    assert paths.count("/docs/reset.html") == 2
+    # RetryMiddleware retries once; Twisted may also retry a GET once on a reused connection.
+    assert 2 <= paths.count("/docs/reset.html") <= 4
     assert "docs/octet-stream" in stored  # HTML served as application/octet-stream
     assert not [p for p in paths if p.startswith("/docs/long.html")]  # over URLLENGTH_LIMIT
     assert stat(result.output, "urllength/request_ignored_count") == 1
