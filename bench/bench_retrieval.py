@@ -80,6 +80,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--grid", action="store_true", help="also try a grid of fusion settings")
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--workdir", type=Path,
+                        help="keep each corpus's crawl here and reuse it on the next run (tuning)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from qdrant_client import QdrantClient
@@ -89,9 +91,10 @@ def main() -> None:
     table: dict[str, dict[str, dict[str, float]]] = {}
     for corpus in args.corpora.split(","):
         with tempfile.TemporaryDirectory() as tmp, SiteServer(root=Path(ROOTS[corpus])) as server:
-            work = Path(tmp)
-            result = crawl("docs", server.url, work)
-            assert result.returncode == 0, result.output[-2000:]
+            work = args.workdir / corpus if args.workdir else Path(tmp)
+            if not (work / "q.jsonl").exists():
+                result = crawl("docs", server.url, work)
+                assert result.returncode == 0, result.output[-2000:]
             subprocess.run([sys.executable, str(EVAL / "score.py"), corpus, str(work / "pages.jsonl"),
                             "--queries-out", str(work / "q.jsonl"), "--max-queries", str(args.queries)],
                            check=True, capture_output=True)
