@@ -69,8 +69,10 @@ def configurations(grid: bool) -> list[tuple[str, SearchTuning]]:
     configs = [("dense", SearchTuning()), ("sparse", SearchTuning()), ("hybrid", SearchTuning()),
                ("hybrid", SearchTuning(depth=40, dense_weight=1.0, sparse_weight=1.0, rrf_k=60))]
     if grid:
-        for depth, weight, k in itertools.product((20, 40, 80), (1.0, 1.5, 2.0, 3.0), (10, 20, 60)):
+        for depth, weight, k in itertools.product((20, 40), (1.0, 1.5, 2.0), (3, 5, 10)):
             configs.append(("hybrid", SearchTuning(depth=depth, sparse_weight=weight, rrf_k=k)))
+        for fusion, depth, weight in itertools.product(("minmax", "dbsf"), (10, 20, 40), (1.0, 1.5, 2.0, 3.0)):
+            configs.append(("hybrid", SearchTuning(depth=depth, sparse_weight=weight, fusion=fusion)))
     return configs
 
 
@@ -105,7 +107,8 @@ def main() -> None:
             aliases = meta.get("aliases", {})
             client = QdrantClient(path=str(work / "qdrant"))
             for mode, tuning in configurations(args.grid):
-                label = f"{mode} depth={tuning.depth} w={tuning.dense_weight}/{tuning.sparse_weight} k={tuning.rrf_k}"
+                label = (f"{mode} {tuning.fusion} depth={tuning.depth} w={tuning.dense_weight}/{tuning.sparse_weight}"
+                         + (f" k={tuning.rrf_k}" if tuning.fusion == "rrf" else ""))
                 figures = evaluate(client, embedder, queries, lambda u: scorer.match_path(u, aliases, known),
                                    mode, tuning)
                 table.setdefault(label, {})[corpus] = figures
