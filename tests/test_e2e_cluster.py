@@ -1,0 +1,179 @@
+"""Cluster mode with a real redis-server: two ``scrapy crawl`` processes share one frontier.
+
+A Qdrant server cannot run here, so the crawls run without embedding and index (NO_EMBEDDING) and
+the outputs compared are the workers' feeds; the embedded local Qdrant is refused in cluster mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.crawl import NO_EMBEDDING, REPO, run_scrapy, scrapy_env
+from tests.redisrv import redis_server  # noqa: F401 (fixture)
+from tests.sites import doc_page
+from tests.sitesrv import Route, SiteServer
+
+pytest.importorskip("scrapy_redis", reason="the cluster extra is not installed")
+
+CRAWL_DELAY = 0.3
+
+
+def big_site(pages: int) -> dict[str, Route]:
+    """/docs/p0..: every page's sidebar lists every page; robots.txt asks for a Crawl-delay."""
+    sidebar = [f"/docs/p{i}.html" for i in range(pages)]
+    routes = {path: Route(doc_page(f"part{i}", sidebar=sidebar)) for i, path in enumerate(sidebar)}
+    routes["/robots.txt"] = Route(f"User-agent: *\nCrawl-delay: {CRAWL_DELAY}\nDisallow:\n",
+                                  headers={"Content-Type": "text/plain"})
+    return routes
+
+
+def start_worker(name: str, start: str, tmp_path: Path, redis_url: str, crawl: str, **settings: Any) -> tuple[subprocess.Popen, Path]:
+    workdir = tmp_path / name
+    workdir.mkdir()
+    feed = workdir / "pages.jsonl"
+    all_settings = {
+        **NO_EMBEDDING, "HARVESTER_CLUSTER": "1", "REDIS_URL": redis_url, "HARVESTER_CLUSTER_CRAWL": crawl,
+        # The Redis gate alone must hold the rate: no per-process delay or AutoThrottle.
+        "HARVESTER_CLUSTER_DELAY": "0.1", "DOWNLOAD_DELAY": "0", "AUTOTHROTTLE_ENABLED": "0",
+        "HARVESTER_CLUSTER_LEASE": "2", **settings,
+    }
+    command = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"start={start}", "-O", str(feed)]
+    for key, value in all_settings.items():
+        command += ["-s", f"{key}={value}"]
+    log = (workdir / "log.txt").open("w")
+    process = subprocess.Popen(command, cwd=REPO, env=scrapy_env(workdir), stdout=log, stderr=subprocess.STDOUT)
+    return process, workdir
+
+
+def feed_urls(workdir: Path) -> list[str]:
+    feed = workdir / "pages.jsonl"
+    if not feed.exists():
+        return []
+    return [json.loads(line)["url"] for line in feed.read_text().splitlines() if line.strip()]
+
+
+def logged_stat(workdir: Path, key: str) -> float:
+    """A stat from the dump Scrapy logs at the end of a crawl (0 when absent)."""
+    found = re.findall(rf"'{re.escape(key)}': ([0-9.]+)", log_of(workdir))
+    return float(found[-1]) if found else 0
+
+
+def max_hits_per_window(times: list[float], window: float) -> int:
+    times = sorted(times)
+    best, first = 0, 0
+    for last, time_ in enumerate(times):
+        while times[first] <= time_ - window:
+            first += 1
+        best = max(best, last - first + 1)
+    return best
+
+
+def wait_all(processes: list[subprocess.Popen], timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    for process in processes:
+        process.wait(timeout=max(1, deadline - time.monotonic()))
+
+
+def log_of(workdir: Path) -> str:
+    return (workdir / "log.txt").read_text()
+
+
+def test_cluster_mode_refuses_the_local_qdrant(tmp_path: Path) -> None:
+    process = run_scrapy(
+        ["crawl", "docs", "-a", "start=http://127.0.0.1:9/docs/", "-s", "HARVESTER_CLUSTER=1",
+         "-s", "REDIS_URL=redis://127.0.0.1:9/0"],
+        tmp_path, timeout=120,
+    )
+    assert process.returncode == 2, process.stderr[-2000:]
+    assert "cluster mode needs a Qdrant server: set QDRANT_URL" in process.stderr
+
+
+def test_cluster_mode_needs_redis_url(tmp_path: Path) -> None:
+    process = run_scrapy(
+        ["crawl", "docs", "-a", "start=http://127.0.0.1:9/docs/", "-s", "HARVESTER_CLUSTER=1",
+         *sum((["-s", f"{k}={v}"] for k, v in NO_EMBEDDING.items()), [])],
+        tmp_path, timeout=120, REDIS_URL="",
+    )
+    assert process.returncode == 2, process.stderr[-2000:]
+    assert "cluster mode needs REDIS_URL" in process.stderr
+
+
+@pytest.mark.e2e
+def test_two_workers_share_one_frontier_politely(tmp_path: Path, redis_server) -> None:  # noqa: F811
+    pages = 24
+    with SiteServer(routes=big_site(pages)) as site:
+        start = site.url + "docs/p0.html"
+        workers = [start_worker(name, start, tmp_path, redis_server.url, "shared")
+                   for name in ("a", "b")]
+        wait_all([process for process, _ in workers])
+        hits = [hit for hit in site.log if hit.path.startswith("/docs/")]
+    for process, workdir in workers:
+        assert process.returncode == 0, log_of(workdir)[-3000:]
+    expected = {f"{site.url}docs/p{i}.html" for i in range(pages)}
+    fetched = Counter(hit.path for hit in hits)
+    assert set(fetched) == {f"/docs/p{i}.html" for i in range(pages)}
+    assert max(fetched.values()) == 1, fetched.most_common(3)  # every page fetched once overall
+    outputs = [feed_urls(workdir) for _, workdir in workers]
+    assert all(outputs), [len(urls) for urls in outputs]  # both workers did work
+    assert sorted(outputs[0] + outputs[1]) == sorted(expected)
+    # Crawl-delay 0.3 s cluster-wide: never more than 1 s / 0.3 s + 1 (send jitter) page hits in
+    # any second; two workers each keeping the delay alone would reach 6 and more.
+    assert max_hits_per_window([hit.time for hit in hits], 1.0) <= int(1 / CRAWL_DELAY) + 1
+    first, last = min(hit.time for hit in hits), max(hit.time for hit in hits)
+    assert last - first >= (pages - 1) * CRAWL_DELAY * 0.9
+    assert all(logged_stat(workdir, "harvester/cluster/politeness_waits") > 0 for _, workdir in workers)
+    # The crawl's frontier is finished and every worker left it.
+    client = redis_server.client()
+    assert client.zcard("harvester:shared:docs:requests") == 0
+    assert client.scard("harvester:shared:docs:workers") == 0
+    assert client.scard("harvester:shared:docs:dupefilter") >= pages
+
+
+@pytest.mark.e2e
+def test_a_killed_worker_loses_no_page(tmp_path: Path, redis_server) -> None:  # noqa: F811
+    pages = 30
+    with SiteServer(routes=big_site(pages)) as site:
+        start = site.url + "docs/p0.html"
+        (victim, victim_dir), (survivor, survivor_dir) = [
+            start_worker(name, start, tmp_path, redis_server.url, "killed") for name in ("victim", "survivor")
+        ]
+        deadline = time.monotonic() + 120
+        # Kill the victim mid-crawl, once it has stored pages and holds requests in flight.
+        while time.monotonic() < deadline and (
+            len(feed_urls(victim_dir)) < 3 or not redis_server.client().hlen(_inflight(redis_server, "killed", victim.pid))
+        ):
+            time.sleep(0.05)
+        assert victim.poll() is None, "the victim finished before it could be killed"
+        held = redis_server.client().hlen(_inflight(redis_server, "killed", victim.pid))
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait(timeout=10)
+        survivor.wait(timeout=240)
+        hits = [hit for hit in site.log if hit.path.startswith("/docs/")]
+    assert survivor.returncode == 0, log_of(survivor_dir)[-3000:]
+    assert held > 0
+    stored = feed_urls(victim_dir) + feed_urls(survivor_dir)
+    assert set(stored) == {f"{site.url}docs/p{i}.html" for i in range(pages)}
+    assert feed_urls(victim_dir) and feed_urls(survivor_dir)
+    assert logged_stat(survivor_dir, "harvester/cluster/reclaimed") > 0
+    assert "stopped without finishing" in log_of(survivor_dir)
+    # At-least-once: only pages the victim held when it died may be fetched twice.
+    refetched = [path for path, count in Counter(hit.path for hit in hits).items() if count > 1]
+    assert len(refetched) <= held
+
+
+def _inflight(redis_server, crawl: str, pid: int) -> str:  # noqa: ANN001
+    """The in-flight hash of the worker with process id ``pid`` (worker ids are host-pid-random)."""
+    for key in redis_server.client().scan_iter(f"harvester:{crawl}:docs:inflight:*-{pid}-*"):
+        return key.decode()
+    return f"harvester:{crawl}:docs:inflight:none"
