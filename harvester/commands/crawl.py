@@ -6,6 +6,7 @@ unusable; a scheduler or CI running Harvester needs the failure in the exit stat
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,8 @@ from harvester.spiders._base import HarvesterSpider
 
 if TYPE_CHECKING:
     import argparse
+
+logger = logging.getLogger(__name__)
 
 FATAL_REASONS = {
     "start_url_failed": "the start URL could not be fetched",
@@ -75,4 +78,7 @@ class Command(ScrapyCrawlCommand):
 
     def _fail(self, message: str, exitcode: int) -> None:
         print(f"harvester: error: {message}", file=sys.stderr)
+        if self.settings is not None and self.settings.get("LOG_FILE"):
+            # Scrapyd keeps a job's LOG_FILE, not its stderr.
+            logger.error("harvester: error: %s", message)
         self.exitcode = exitcode
