@@ -4,6 +4,6 @@
 ships harvester/settings.py only) set ``HARVESTER_CLUSTER=1`` in its environment or per job.
 """
 
-from harvester.settings import *  # noqa: F403
+from harvester.settings import *
 
 HARVESTER_CLUSTER = True

@@ -41,7 +41,7 @@ class RedisServer:
         self.stop()
         raise RuntimeError(f"redis-server did not start on port {self.port}")
 
-    def client(self):  # noqa: ANN201 (redis is an optional dependency)
+    def client(self):
         import redis
 
         return redis.Redis.from_url(self.url)
@@ -52,7 +52,7 @@ class RedisServer:
 
 
 @pytest.fixture
-def redis_server(tmp_path: Path):  # noqa: ANN201
+def redis_server(tmp_path: Path):
     server = RedisServer(tmp_path)
     try:
         yield server

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.crawl import NO_EMBEDDING, REPO, run_scrapy, scrapy_env
-from tests.redisrv import redis_server  # noqa: F401 (fixture)
+from tests.redisrv import RedisServer, redis_server  # noqa: F401 (fixture)
 from tests.sites import doc_page
 from tests.sitesrv import Route, SiteServer
 
@@ -102,7 +102,7 @@ def test_cluster_mode_refuses_the_local_qdrant(tmp_path: Path) -> None:
 def test_cluster_mode_needs_redis_url(tmp_path: Path) -> None:
     process = run_scrapy(
         ["crawl", "docs", "-a", "start=http://127.0.0.1:9/docs/", "-s", "HARVESTER_CLUSTER=1",
-         *sum((["-s", f"{k}={v}"] for k, v in NO_EMBEDDING.items()), [])],
+         *[arg for name, value in NO_EMBEDDING.items() for arg in ("-s", f"{name}={value}")]],
         tmp_path, timeout=120, REDIS_URL="",
     )
     assert process.returncode == 2, process.stderr[-2000:]
@@ -172,8 +172,8 @@ def test_a_killed_worker_loses_no_page(tmp_path: Path, redis_server) -> None:  #
     assert len(refetched) <= held
 
 
-def _inflight(redis_server, crawl: str, pid: int) -> str:  # noqa: ANN001
+def _inflight(server: RedisServer, crawl: str, pid: int) -> str:
     """The in-flight hash of the worker with process id ``pid`` (worker ids are host-pid-random)."""
-    for key in redis_server.client().scan_iter(f"harvester:{crawl}:docs:inflight:*-{pid}-*"):
+    for key in server.client().scan_iter(f"harvester:{crawl}:docs:inflight:*-{pid}-*"):
         return key.decode()
     return f"harvester:{crawl}:docs:inflight:none"

@@ -22,4 +22,4 @@ class WriteThroughFileFeedStorage(FileFeedStorage):
     def open(self, spider: Spider) -> IO[bytes]:
         path = Path(self.path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return open(path, self.write_mode, buffering=0)  # noqa: SIM115 (store() closes it)
+        return open(path, self.write_mode, buffering=0)

@@ -40,10 +40,11 @@ from scrapy_redis.scheduler import Scheduler
 from harvester.cluster import LEASE_META
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

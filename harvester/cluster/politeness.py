@@ -19,10 +19,11 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy_redis.connection import get_redis_from_settings
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.robotstxt import RobotParser
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

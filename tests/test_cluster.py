@@ -1,0 +1,85 @@
+"""Cluster mode's parts against a real redis-server: settings, leases, the politeness gate."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from scrapy.settings import Settings
+
+from harvester.addon import HarvesterAddon
+from harvester.config import InvalidSettings
+from tests.redisrv import redis_server  # noqa: F401 (fixture)
+
+pytest.importorskip("scrapy_redis", reason="the cluster extra is not installed")
+
+
+def cluster_settings(**values: object) -> Settings:
+    settings = Settings({"HARVESTER_CLUSTER": True, "REDIS_URL": "redis://127.0.0.1:6379/0",
+                         "QDRANT_URL": "http://qdrant:6333", **values}, priority="project")
+    HarvesterAddon().update_settings(settings)
+    return settings
+
+
+def test_cluster_mode_puts_the_frontier_in_redis() -> None:
+    settings = cluster_settings(HARVESTER_CLUSTER_CRAWL="docs-2026")
+    assert settings["SCHEDULER"] == "harvester.cluster.frontier.LeasedScheduler"
+    assert settings["DUPEFILTER_CLASS"] == "scrapy_redis.dupefilter.RFPDupeFilter"
+    assert settings.getbool("SCHEDULER_PERSIST")
+    assert settings["SCHEDULER_QUEUE_KEY"] == "harvester:docs-2026:%(spider)s:requests"
+    assert "harvester.cluster.politeness.ClusterPolitenessMiddleware" in settings.getdict("DOWNLOADER_MIDDLEWARES")
+    # Off by default: the normal scheduler and no Redis.
+    plain = Settings()
+    HarvesterAddon().update_settings(plain)
+    assert "scrapy_redis" not in str(plain["SCHEDULER"]) and "harvester.cluster" not in str(plain["SCHEDULER"])
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"QDRANT_URL": None}, "cluster mode needs a Qdrant server"),
+    ({"REDIS_URL": None}, "cluster mode needs REDIS_URL"),
+    ({"HARVESTER_CLUSTER_CRAWL": "a b"}, "HARVESTER_CLUSTER_CRAWL='a b'"),
+    ({"HARVESTER_CLUSTER_LEASE": 0}, "HARVESTER_CLUSTER_LEASE"),
+])
+def test_cluster_mode_refuses_what_it_cannot_run_with(values: dict, message: str) -> None:
+    with pytest.raises(InvalidSettings, match=message):
+        cluster_settings(**values)
+
+
+def test_without_an_index_no_qdrant_server_is_needed() -> None:
+    cluster_settings(QDRANT_URL=None, HARVESTER_INDEX_ENABLED=False, HARVESTER_EMBEDDING_ENABLED=False)
+
+
+def test_politeness_reservations_queue_up_one_interval_apart(redis_server) -> None:  # noqa: F811
+    from harvester.cluster.politeness import RESERVE_SCRIPT
+
+    reserve = redis_server.client().register_script(RESERVE_SCRIPT)
+    waits = [int(reserve(keys=["harvester:politeness:example.org"], args=[500])) for _ in range(4)]
+    # Back to back: each caller waits one more interval (give or take the ms the calls took).
+    assert waits[0] == 0
+    for earlier, later in itertools.pairwise(waits):
+        assert 490 <= later - earlier <= 500
+    other_host = int(reserve(keys=["harvester:politeness:example.com"], args=[500]))
+    assert other_host == 0
+
+
+def test_leases_survive_their_worker_and_come_back_with_their_priority(redis_server) -> None:  # noqa: F811
+    from harvester.cluster.frontier import Frontier
+
+    client = redis_server.client()
+    queue = "harvester:t:docs:requests"
+    client.zadd(queue, {b"first": -5, b"second": 0})
+    dead, alive = Frontier(client, "harvester:t:docs", 30), Frontier(client, "harvester:t:docs", 30)
+    dead.heartbeat(busy=True)
+    lease, data = dead.pop(queue)
+    assert data == b"first" and client.zcard(queue) == 1
+    assert alive.reclaim_dead(queue) == 0  # its owner is alive: not touched
+    client.delete(f"harvester:t:docs:alive:{dead.worker}")  # the lease ran out
+    assert alive.reclaim_dead(queue) == 1
+    assert client.zrange(queue, 0, -1, withscores=True) == [(b"first", -5.0), (b"second", 0.0)]
+    assert not client.exists(f"harvester:t:docs:inflight:{dead.worker}")
+    assert not client.sismember("harvester:t:docs:workers", dead.worker)
+    # A released lease is gone for good.
+    alive.heartbeat(busy=True)
+    lease, _ = alive.pop(queue)
+    alive.release(lease)
+    assert client.hlen(f"harvester:t:docs:inflight:{alive.worker}") == 0
