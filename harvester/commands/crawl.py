@@ -41,6 +41,15 @@ def crawl_failure(stats: dict[str, Any]) -> str | None:
     return None
 
 
+def _idle_cluster_worker(settings: Any, stats: dict[str, Any]) -> bool:
+    """A cluster worker that found the shared frontier empty did nothing wrong."""
+    return (
+        settings.getbool("HARVESTER_CLUSTER")
+        and stats.get("finish_reason") == "finished"
+        and not stats.get("harvester/pages/crawled")
+    )
+
+
 class Command(ScrapyCrawlCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
@@ -57,7 +66,11 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = 1
             return
         if issubclass(spidercls, HarvesterSpider) and crawler.stats is not None:
-            failure = crawl_failure(crawler.stats.get_stats())
+            stats = crawler.stats.get_stats()
+            failure = crawl_failure(stats)
+            if failure and _idle_cluster_worker(crawler.settings, stats):
+                logger.info("The other cluster workers took every page: nothing was left for this one")
+                failure = None
             if failure:
                 self._fail(f"crawl failed: {failure}", exitcode=1)
 
