@@ -83,3 +83,54 @@ def test_leases_survive_their_worker_and_come_back_with_their_priority(redis_ser
     lease, _ = alive.pop(queue)
     alive.release(lease)
     assert client.hlen(f"harvester:t:docs:inflight:{alive.worker}") == 0
+
+
+class RecordingFrontier:
+    def __init__(self) -> None:
+        self.released: list[str] = []
+
+    def release(self, lease: str) -> None:
+        self.released.append(lease)
+
+
+async def _consume(middleware, response, outputs) -> None:
+    async def result():
+        for output in outputs:
+            yield output
+
+    async for _ in middleware.process_spider_output(response, result()):
+        pass
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_a_lease_is_released_when_the_page_is_stored_and_indexed(index: bool) -> None:
+    import asyncio
+
+    from scrapy import Request, signals
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from harvester.cluster import LEASE_META
+    from harvester.cluster.frontier import LeaseAckMiddleware, _frontiers
+    from harvester.items import PageItem
+    from harvester.signals import pages_indexed
+
+    crawler = get_crawler(settings_dict={"HARVESTER_INDEX_ENABLED": index, "HARVESTER_EMBEDDING_ENABLED": index})
+    frontier = RecordingFrontier()
+    _frontiers[crawler] = frontier
+    middleware = LeaseAckMiddleware(crawler)
+    stored, dropped = PageItem(url="https://a.example/1", title="1", markdown="one"), PageItem(url="https://a.example/2", title="2", markdown="two")
+    pages = []
+    for lease, item in (("1", stored), ("2", dropped)):
+        request = Request(item.url, meta={LEASE_META: lease})
+        response = HtmlResponse(item.url, body=b"<html></html>", request=request)
+        pages.append(response)
+        asyncio.run(_consume(middleware, response, [Request("https://a.example/next"), item]))
+    assert frontier.released == []  # the items are still in the pipelines
+    crawler.signals.send_catch_log(signals.item_dropped, item=dropped, response=pages[1], exception=Exception())
+    assert frontier.released == ["2"]  # a dropped page is done: it will never be indexed
+    crawler.signals.send_catch_log(signals.item_scraped, item=stored, response=pages[0])
+    if index:
+        assert frontier.released == ["2"]  # stored in the feed, but its batch is not in Qdrant yet
+        crawler.signals.send_catch_log(pages_indexed, items=[stored])
+    assert frontier.released == ["2", "1"]

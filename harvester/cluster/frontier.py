@@ -4,8 +4,8 @@ scrapy-redis pops a request off the Redis queue and forgets it: a worker that di
 request it had popped and not finished, and the shared seen-set keeps any other worker from
 finding those pages again. So a pop here *moves* the request into its worker's in-flight hash (one
 Lua script, atomic), and the worker deletes it once the page is done: its callback ran (the
-requests it found are in the queue) and its item went through the pipelines (the feed line is
-written). Each worker refreshes an ``alive`` key; when one expires, any other worker puts that
+requests it found are in the queue), its item went through the pipelines (the feed line is
+written) and, with the index on, its points are in Qdrant. Each worker refreshes an ``alive`` key; when one expires, any other worker puts that
 worker's in-flight requests back on the queue. That makes delivery at-least-once: after a crash
 the pages the dead worker had in flight are fetched again, never lost.
 
@@ -38,6 +38,7 @@ from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 
 from harvester.cluster import LEASE_META
+from harvester.signals import pages_indexed
 
 if TYPE_CHECKING:
     from typing import Self
@@ -254,14 +255,23 @@ class LeasedScheduler(Scheduler):
 
 class LeaseAckMiddleware:
     """Releases a request's lease once its page is done: the callback's output is consumed (its
-    requests are queued) and each of its items left the pipelines (scraped, dropped or failed)."""
+    requests are queued), each of its items left the pipelines (scraped, dropped or failed) and,
+    with the index on, its points are written (``pages_indexed``: the index pipeline batches
+    pages, and a killed worker's unwritten batch must be crawled again)."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
+        settings = crawler.settings
+        self._awaits_index = settings.getbool("HARVESTER_INDEX_ENABLED") and settings.getbool(
+            "HARVESTER_EMBEDDING_ENABLED"
+        )
         self._open: dict[str, int] = {}
-        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
-            # Connected after the feed exporter's item_scraped handler, so the line is written first.
-            crawler.signals.connect(self._item_done, signal=signal)
+        self._unindexed: dict[int, str] = {}
+        # Connected after the feed exporter's item_scraped handler, so the line is written first.
+        crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(self._item_lost, signal=signals.item_dropped)
+        crawler.signals.connect(self._item_lost, signal=signals.item_error)
+        crawler.signals.connect(self._pages_indexed, signal=pages_indexed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -274,15 +284,28 @@ class LeaseAckMiddleware:
         async for element in result:
             if lease is not None and is_item(element):
                 self._open[lease] += 1
+                if self._awaits_index:
+                    self._open[lease] += 1
+                    self._unindexed[id(element)] = lease
             yield element
         self._done(lease)
 
     def process_spider_exception(self, response: Response, exception: Exception) -> None:
         self._done(response.meta.get(LEASE_META))
 
-    def _item_done(self, response: Response | None = None, **kwargs: Any) -> None:
+    def _item_scraped(self, item: Any, response: Response | None = None, **kwargs: Any) -> None:
         if response is not None:
             self._done(response.meta.get(LEASE_META))
+
+    def _item_lost(self, item: Any, response: Response | None = None, **kwargs: Any) -> None:
+        if response is not None:
+            self._done(response.meta.get(LEASE_META))
+        # Dropped or failed in a pipeline: it will never be indexed.
+        self._done(self._unindexed.pop(id(item), None))
+
+    def _pages_indexed(self, items: list[Any], **kwargs: Any) -> None:
+        for item in items:
+            self._done(self._unindexed.pop(id(item), None))
 
     def _done(self, lease: str | None) -> None:
         if lease is None or lease not in self._open:
