@@ -21,7 +21,7 @@ import pytest
 
 from tests.crawl import NO_EMBEDDING, REPO, run_scrapy, scrapy_env
 from tests.redisrv import RedisServer, redis_server  # noqa: F401 (fixture)
-from tests.sites import doc_page
+from tests.sites import chain_site, doc_page, sitemap_site
 from tests.sitesrv import Route, SiteServer
 
 pytest.importorskip("scrapy_redis", reason="the cluster extra is not installed")
@@ -38,7 +38,8 @@ def big_site(pages: int) -> dict[str, Route]:
     return routes
 
 
-def start_worker(name: str, start: str, tmp_path: Path, redis_url: str, crawl: str, **settings: Any) -> tuple[subprocess.Popen, Path]:
+def start_worker(name: str, start: str, tmp_path: Path, redis_url: str, crawl: str, spider: str = "docs",
+                 **settings: Any) -> tuple[subprocess.Popen, Path]:
     workdir = tmp_path / name
     workdir.mkdir()
     feed = workdir / "pages.jsonl"
@@ -47,9 +48,9 @@ def start_worker(name: str, start: str, tmp_path: Path, redis_url: str, crawl: s
         # The Redis gate alone must hold the rate: no per-process delay or AutoThrottle.
         "HARVESTER_CLUSTER_DELAY": "0.1", "DOWNLOAD_DELAY": "0", "AUTOTHROTTLE_ENABLED": "0",
         # Long enough that a live worker on a busy test machine keeps its leases.
-        "HARVESTER_CLUSTER_LEASE": "5", **settings,
+        "HARVESTER_CLUSTER_LEASE": "5", "HARVESTER_ALLOWED_HOSTS": "127.0.0.1", **settings,
     }
-    command = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"start={start}", "-O", str(feed)]
+    command = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"start={start}", "-O", str(feed)]
     for key, value in all_settings.items():
         command += ["-s", f"{key}={value}"]
     log = (workdir / "log.txt").open("w")
@@ -93,7 +94,7 @@ def log_of(workdir: Path) -> str:
 def test_cluster_mode_refuses_the_local_qdrant(tmp_path: Path) -> None:
     process = run_scrapy(
         ["crawl", "docs", "-a", "start=http://127.0.0.1:9/docs/", "-s", "HARVESTER_CLUSTER=1",
-         "-s", "REDIS_URL=redis://127.0.0.1:9/0"],
+         "-s", "REDIS_URL=redis://127.0.0.1:9/0", "-s", "HARVESTER_ALLOWED_HOSTS=127.0.0.1"],
         tmp_path, timeout=120,
     )
     assert process.returncode == 2, process.stderr[-2000:]
@@ -103,11 +104,32 @@ def test_cluster_mode_refuses_the_local_qdrant(tmp_path: Path) -> None:
 def test_cluster_mode_needs_redis_url(tmp_path: Path) -> None:
     process = run_scrapy(
         ["crawl", "docs", "-a", "start=http://127.0.0.1:9/docs/", "-s", "HARVESTER_CLUSTER=1",
+         "-s", "HARVESTER_ALLOWED_HOSTS=127.0.0.1",
          *[arg for name, value in NO_EMBEDDING.items() for arg in ("-s", f"{name}={value}")]],
         tmp_path, timeout=120, REDIS_URL="",
     )
     assert process.returncode == 2, process.stderr[-2000:]
     assert "cluster mode needs REDIS_URL" in process.stderr
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("spider", ["site", "sitemap"])
+def test_the_site_and_sitemap_spiders_run_on_the_shared_frontier(tmp_path: Path, redis_server, spider: str) -> None:  # noqa: F811
+    with SiteServer(routes=chain_site()) as site:
+        if spider == "sitemap":
+            site.routes.update(sitemap_site(site.url))
+        start = site.url + ("docs/p1.html" if spider == "site" else "docs/")
+        worker, workdir = start_worker("solo", start, tmp_path, redis_server.url, spider, spider)
+        worker.wait(timeout=180)
+        fetched = Counter(hit.path for hit in site.log if hit.path != "/robots.txt")
+    assert worker.returncode == 0, log_of(workdir)[-3000:]
+    expected = {
+        "site": [f"/docs/p{i}.html" for i in range(1, 7)],
+        "sitemap": ["/docs/a1.html", "/docs/a2.html", "/docs/b1.html", "/docs/b2.html"],
+    }[spider]
+    assert sorted(url.removeprefix(site.url.rstrip("/")) for url in feed_urls(workdir)) == expected
+    assert max(fetched.values()) == 1, fetched.most_common(3)
+    assert logged_stat(workdir, "scheduler/dequeued/redis") >= len(expected)
 
 
 @pytest.mark.e2e

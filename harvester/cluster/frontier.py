@@ -218,14 +218,28 @@ class LeasedScheduler(Scheduler):
             self.frontier.leave(self.queue.key, finished=reason == "finished")
         super().close(reason)
 
+    # enqueue_request and next_request are scrapy-redis's, without the `spider` argument to the
+    # stats that Scrapy 2.19 warns about on every request.
     def enqueue_request(self, request: Request) -> bool:
         # A leased request coming back (a retry, a redirect): the copy is queued before the lease
         # is released, so a crash in between costs a second fetch, never the page.
         lease = request.meta.pop(LEASE_META, None)
-        queued = super().enqueue_request(request)
+        if not request.dont_filter and self.df.request_seen(request):
+            self.df.log(request, self.spider)
+            queued = False
+        else:
+            self.stats.inc_value("scheduler/enqueued/redis")
+            self.queue.push(request)
+            queued = True
         if lease is not None and self.frontier is not None:
             self.frontier.release(lease)
         return queued
+
+    def next_request(self) -> Request | None:
+        request = self.queue.pop()
+        if request is not None:
+            self.stats.inc_value("scheduler/dequeued/redis")
+        return request
 
     def _heartbeat(self) -> None:
         try:
