@@ -38,6 +38,22 @@ def big_site(pages: int) -> dict[str, Route]:
     return routes
 
 
+def wait_for_workers(routes: dict[str, Route], redis_url: str, crawl: str, count: int = 2) -> dict[str, Route]:
+    """Hold the start page until ``count`` workers joined the crawl, so that every worker gets work
+    however slowly each one starts (well under DOWNLOAD_TIMEOUT)."""
+    import redis
+
+    start, client = routes["/docs/p0.html"], redis.Redis.from_url(redis_url)
+
+    def gated() -> Route:
+        deadline = time.monotonic() + 25
+        while client.scard(f"harvester:{crawl}:docs:workers") < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return start
+
+    return {**routes, "/docs/p0.html": gated}
+
+
 def start_worker(name: str, start: str, tmp_path: Path, redis_url: str, crawl: str, spider: str = "docs",
                  **settings: Any) -> tuple[subprocess.Popen, Path]:
     workdir = tmp_path / name
@@ -135,7 +151,7 @@ def test_the_site_and_sitemap_spiders_run_on_the_shared_frontier(tmp_path: Path,
 @pytest.mark.e2e
 def test_two_workers_share_one_frontier_politely(tmp_path: Path, redis_server) -> None:  # noqa: F811
     pages = 24
-    with SiteServer(routes=big_site(pages)) as site:
+    with SiteServer(routes=wait_for_workers(big_site(pages), redis_server.url, "shared")) as site:
         start = site.url + "docs/p0.html"
         workers = [start_worker(name, start, tmp_path, redis_server.url, "shared")
                    for name in ("a", "b")]
@@ -175,7 +191,7 @@ def test_two_workers_share_one_frontier_politely(tmp_path: Path, redis_server) -
 @pytest.mark.e2e
 def test_a_killed_worker_loses_no_page(tmp_path: Path, redis_server) -> None:  # noqa: F811
     pages = 30
-    with SiteServer(routes=big_site(pages)) as site:
+    with SiteServer(routes=wait_for_workers(big_site(pages), redis_server.url, "killed")) as site:
         start = site.url + "docs/p0.html"
         (victim, victim_dir), (survivor, survivor_dir) = [
             start_worker(name, start, tmp_path, redis_server.url, "killed", HARVESTER_CLUSTER_LEASE="3")

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import is_item
+from redis.exceptions import RedisError
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.asyncio import create_looping_call
@@ -126,12 +127,14 @@ class Frontier:
             if worker == self.worker:
                 continue
             count = self.requeue(queue_key, worker)
-            if count >= 0:
+            if count > 0:
                 logger.warning(
                     "Worker %s stopped without finishing: %d of its requests are back on the queue",
                     worker, count,
                 )
-                reclaimed += max(count, 0)
+                reclaimed += count
+            elif count == 0:
+                logger.info("Worker %s stopped while holding no request", worker)
         return reclaimed
 
     def others_busy(self) -> bool:
@@ -243,10 +246,14 @@ class LeasedScheduler(Scheduler):
 
     def _heartbeat(self) -> None:
         try:
-            self.frontier.heartbeat(busy=not self.crawler.engine.spider_is_idle())
+            busy = not self.crawler.engine.spider_is_idle()
+        except RuntimeError:  # the engine is closing
+            busy = False
+        try:
+            self.frontier.heartbeat(busy=busy)
             self._reclaim()
-        except Exception:  # Redis briefly away: the next beat tries again
-            logger.exception("Cluster heartbeat failed")
+        except RedisError as exc:  # Redis briefly away: the next beat tries again
+            logger.warning("Cluster heartbeat failed: %s", exc)
 
     def _reclaim(self) -> None:
         reclaimed = self.frontier.reclaim_dead(self.queue.key)
