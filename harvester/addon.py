@@ -112,5 +112,9 @@ class HarvesterAddon:
         settings.setdefault_in_component_priority_dict("EXTENSIONS", AutoThrottle, None)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlDelayThrottle, 0)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", RunReport, 500)
-        if settings.getbool("HARVESTER_CLUSTER"):
+        try:
+            cluster = settings.getbool("HARVESTER_CLUSTER")
+        except ValueError:
+            cluster = False  # harvester.config.check_settings names the bad value
+        if cluster:
             apply_cluster_settings(settings)

@@ -8,7 +8,7 @@ import pytest
 from scrapy.settings import Settings
 
 from harvester.addon import HarvesterAddon
-from harvester.config import InvalidSettings
+from harvester.config import InvalidSettings, check_settings
 from tests.redisrv import redis_server  # noqa: F401 (fixture)
 
 pytest.importorskip("scrapy_redis", reason="the cluster extra is not installed")
@@ -41,12 +41,16 @@ def test_cluster_mode_puts_the_frontier_in_redis() -> None:
     ({"HARVESTER_CLUSTER_LEASE": 0}, "HARVESTER_CLUSTER_LEASE"),
 ])
 def test_cluster_mode_refuses_what_it_cannot_run_with(values: dict, message: str) -> None:
+    settings = cluster_settings(**values)  # `scrapy search` reads these settings too: no error yet
     with pytest.raises(InvalidSettings, match=message):
-        cluster_settings(**values)
+        check_settings(settings)
 
 
 def test_without_an_index_no_qdrant_server_is_needed() -> None:
-    cluster_settings(QDRANT_URL=None, HARVESTER_INDEX_ENABLED=False, HARVESTER_EMBEDDING_ENABLED=False)
+    check_settings(cluster_settings(QDRANT_URL=None, HARVESTER_INDEX_ENABLED=False, HARVESTER_EMBEDDING_ENABLED=False))
+    check_settings(cluster_settings())
+    with pytest.raises(InvalidSettings, match="HARVESTER_CLUSTER='maybe' must be true or false"):
+        check_settings(cluster_settings(HARVESTER_CLUSTER="maybe"))
 
 
 def test_politeness_reservations_queue_up_one_interval_apart(redis_server) -> None:  # noqa: F811

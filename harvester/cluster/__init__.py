@@ -32,9 +32,9 @@ def key_prefix(crawl: str) -> str:
     return f"harvester:{crawl}:%(spider)s"
 
 
-def apply_cluster_settings(settings: BaseSettings) -> None:
-    """Switch a crawl to the shared Redis frontier (at add-on priority, so users can still override
-    any of it). Raises InvalidSettings when the crawl cannot run in cluster mode."""
+def check_cluster_settings(settings: BaseSettings) -> None:
+    """Raise InvalidSettings when a crawl cannot run in cluster mode (``scrapy crawl`` calls this
+    before it starts, through ``harvester.config.check_settings``)."""
     crawl = settings.get("HARVESTER_CLUSTER_CRAWL")
     if not CRAWL_NAME.match(str(crawl or "")):
         raise InvalidSettings(
@@ -51,6 +51,12 @@ def apply_cluster_settings(settings: BaseSettings) -> None:
         raise InvalidSettings("HARVESTER_CLUSTER_LEASE must be a positive number of seconds")
     if settings.getfloat("HARVESTER_CLUSTER_DELAY") < 0:
         raise InvalidSettings("HARVESTER_CLUSTER_DELAY must not be negative")
+
+
+def apply_cluster_settings(settings: BaseSettings) -> None:
+    """Switch a crawl to the shared Redis frontier, at add-on priority so that users can still
+    override any of it."""
+    crawl = settings.get("HARVESTER_CLUSTER_CRAWL")
     prefix = key_prefix(crawl)
     for name, value in {
         "SCHEDULER": "harvester.cluster.frontier.LeasedScheduler",

@@ -38,7 +38,7 @@ from scrapy.utils.asyncio import create_looping_call
 from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 
-from harvester.cluster import LEASE_META
+from harvester.cluster import LEASE_META, check_cluster_settings
 from harvester.signals import pages_indexed
 
 if TYPE_CHECKING:
@@ -191,6 +191,8 @@ class LeasedScheduler(Scheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
+        # Also refused here for crawls started without the `crawl` command (CrawlerProcess).
+        check_cluster_settings(crawler.settings)
         scheduler = super().from_crawler(crawler)
         scheduler.crawler = crawler
         lease = crawler.settings.getfloat("HARVESTER_CLUSTER_LEASE")
