@@ -169,9 +169,10 @@ def test_two_workers_share_one_frontier_politely(tmp_path: Path, redis_server) -
     outputs = [feed_urls(workdir) for _, workdir in workers]
     assert all(outputs), [len(urls) for urls in outputs]  # both workers did work
     assert sorted(outputs[0] + outputs[1]) == sorted(expected)
-    # Crawl-delay 0.3 s cluster-wide: never more than 1 s / 0.3 s + 1 (send jitter) page hits in
-    # any second; two workers each keeping the delay alone would reach 6 and more.
-    assert max_hits_per_window([hit.time for hit in hits], 1.0) <= int(1 / CRAWL_DELAY) + 1
+    # Crawl-delay 0.3 s cluster-wide: the reserved send times allow 4 page hits in any second, and
+    # one more for a request that left late on a busy machine. Two workers each keeping the delay
+    # alone would reach 6 or 7.
+    assert max_hits_per_window([hit.time for hit in hits], 1.0) <= int(1 / CRAWL_DELAY) + 2
     first, last = min(hit.time for hit in hits), max(hit.time for hit in hits)
     assert last - first >= (pages - 1) * CRAWL_DELAY * 0.9
     assert all(logged_stat(workdir, "harvester/cluster/politeness_waits") > 0 for _, workdir in workers)
