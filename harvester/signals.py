@@ -3,8 +3,10 @@
 ``page_skipped(url, reason)``: a page was fetched but is not stored (no content, duplicate...).
 ``page_failed(url, reason)``: a page could not be fetched or processed.
 ``page_low_quality(url, quality)``: a page was stored, but its extraction scored low.
+``pages_indexed(items)``: the index pipeline wrote these pages' points to Qdrant.
 """
 
 page_skipped = object()
 page_failed = object()
 page_low_quality = object()
+pages_indexed = object()
