@@ -75,11 +75,11 @@ class Scrapyd:
         raise RuntimeError("scrapyd did not start:\n" + self.output())
 
     def get(self, path: str, **params: str) -> dict[str, Any]:
-        with urlopen(self.url + path + ("?" + urlencode(params) if params else ""), timeout=10) as reply:
+        with urlopen(self.url + path + ("?" + urlencode(params) if params else ""), timeout=120) as reply:
             return json.load(reply)
 
     def schedule(self, fields: list[tuple[str, str]]) -> str:
-        with urlopen(self.url + "schedule.json", data=urlencode(fields).encode(), timeout=10) as reply:
+        with urlopen(self.url + "schedule.json", data=urlencode(fields).encode(), timeout=120) as reply:
             answer = json.load(reply)
         assert answer["status"] == "ok", answer
         return answer["jobid"]
