@@ -13,6 +13,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 
 from harvester import PROJECT_URL, __version__
+from harvester.cluster import apply_cluster_settings
 from harvester.content.urls import DEFAULT_SKIP_PATTERNS
 from harvester.embedding import DEFAULT_MODEL
 from harvester.extensions.report import RunReport
@@ -72,6 +73,7 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_EMBEDDING_BATCH_SIZE": 64,
     "HARVESTER_EMBEDDING_CACHE_SIZE": 20000,
     "HARVESTER_EMBEDDING_THREADS": 0,
+    "HARVESTER_EMBEDDING_PROCESS": True,
     "HARVESTER_INDEX_ENABLED": True,
     "HARVESTER_QDRANT_PATH": ".harvester/qdrant",
     "HARVESTER_QDRANT_COLLECTION": "harvester",
@@ -102,6 +104,12 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_REPORT_DIR": ".harvester/reports",
     "FEED_EXPORT_FIELDS": EXPORTED_FIELDS,
     "FEED_EXPORT_ENCODING": "utf-8",
+    # Cluster mode (harvester/cluster): a shared Redis frontier and cluster-wide politeness.
+    "HARVESTER_CLUSTER": False,
+    "HARVESTER_CLUSTER_CRAWL": "default",
+    "HARVESTER_CLUSTER_LEASE": 30.0,
+    "HARVESTER_CLUSTER_DELAY": 0.25,
+    "REDIS_URL": None,
 }
 
 PIPELINES = ((DedupPipeline, 100), (ChunkingPipeline, 200), (EmbeddingPipeline, 300), (IndexPipeline, 400))
@@ -139,3 +147,9 @@ class HarvesterAddon:
         settings.setdefault_in_component_priority_dict("EXTENSIONS", AutoThrottle, None)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlDelayThrottle, 0)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", RunReport, 500)
+        try:
+            cluster = settings.getbool("HARVESTER_CLUSTER")
+        except ValueError:
+            cluster = False  # harvester.config.check_settings names the bad value
+        if cluster:
+            apply_cluster_settings(settings)

@@ -78,6 +78,11 @@ def check_settings(settings: BaseSettings) -> None:
         raise InvalidSettings(f"QDRANT_URL={url!r} must be an http:// or https:// URL")
     if not settings.get("QDRANT_URL") and not settings.get("HARVESTER_QDRANT_PATH"):
         raise InvalidSettings("set HARVESTER_QDRANT_PATH (local store) or QDRANT_URL (server)")
+    if _get(settings, "HARVESTER_CLUSTER", settings.getbool, "true or false"):
+        # Imported here: harvester.cluster imports this module.
+        from harvester.cluster import check_cluster_settings
+
+        check_cluster_settings(settings)
 
 
 def _check_extraction(settings: BaseSettings) -> None:

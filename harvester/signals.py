@@ -4,9 +4,11 @@
 ``page_failed(url, reason)``: a page could not be fetched or processed.
 ``page_low_quality(url, quality)``: a page was stored, but its extraction scored low.
 ``host_refused(host, reason)``: the SSRF guard refused a host (sent once per host).
+``pages_indexed(items)``: the index pipeline wrote these pages' points to Qdrant.
 """
 
 page_skipped = object()
 page_failed = object()
 page_low_quality = object()
 host_refused = object()
+pages_indexed = object()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import resource
 import time
 from collections import defaultdict
 from datetime import datetime, timezone
@@ -96,6 +97,9 @@ class RunReport:
             "chunks_stored": self._chunks,
             "elapsed_seconds": round(time.monotonic() - self._started, 2),
             "hosts_refused": len(self._refused_hosts),
+            # The crawler's peak, and the largest of its ended children's (the embedding process).
+            "peak_rss_mib": _peak_rss_mib(resource.RUSAGE_SELF),
+            "peak_rss_children_mib": _peak_rss_mib(resource.RUSAGE_CHILDREN),
         }
 
     def _spider_closed(self, spider: Spider, reason: str) -> None:
@@ -138,12 +142,18 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         f"  low quality:    {summary.get('pages_low_quality', 0)} (stored; listed in the report)",
         f"  chunks stored:  {summary['chunks_stored']}",
         f"  elapsed:        {summary['elapsed_seconds']:.1f} s",
+        f"  peak memory:    {summary.get('peak_rss_mib', 0):.0f} MiB"
+        f" (embedding process: {summary.get('peak_rss_children_mib', 0):.0f} MiB)",
     ]
     if summary.get("hosts_refused"):
         lines.append(f"  hosts refused:  {summary['hosts_refused']} (SSRF guard; listed in the report)")
     if report_file:
         lines.append(f"  report:         {report_file} (every skipped and failed URL)")
     return "\n".join(lines)
+
+
+def _peak_rss_mib(who: int) -> float:
+    return round(resource.getrusage(who).ru_maxrss / 1024, 1)  # Linux reports KiB
 
 
 def _by_reason(counts: dict[str, int]) -> str:

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.content.context import embedding_text
-from harvester.embedding import Embedder, ModelUnavailable, backend_options, load_backend
+from harvester.embedding import ModelUnavailable, backend_options, load_backend
+from harvester.embedding_process import ProcessEmbedder
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
@@ -39,7 +40,9 @@ class EmbeddingPipeline:
     ``HARVESTER_EMBEDDING_DEVICE``, ``HARVESTER_EMBEDDING_BACKEND`` (``torch``, ``onnx``,
     ``onnx-int8``), ``HARVESTER_ONNX_CACHE_DIR``, ``HARVESTER_EMBEDDING_BATCH_SIZE``,
     ``HARVESTER_EMBEDDING_CACHE_SIZE`` (texts whose vectors are kept, so a repeated text is
-    embedded once per crawl), ``HARVESTER_EMBEDDING_THREADS`` (torch threads; 0 = torch's default).
+    embedded once per crawl), ``HARVESTER_EMBEDDING_THREADS`` (torch threads; 0 = torch's default),
+    ``HARVESTER_EMBEDDING_PROCESS`` (run the model in a child process, so that it never waits for
+    the crawler's GIL; see ``harvester/embedding_process.py``).
     Stats: ``harvester/embedding/chunks`` (encoded by the model), ``harvester/embedding/cache_hits``,
     ``harvester/embedding/batches``, ``harvester/embedding/max_batch``.
     """
@@ -57,29 +60,37 @@ class EmbeddingPipeline:
         self._worker = Worker("harvester-embedding")
         self._waiting: list[tuple[list[str], asyncio.Future[list[Vector]]]] = []
         self._draining: asyncio.Task[None] | None = None
-        self._embedder: Embedder | None = None
+        self._embedder: Any = None  # an Embedder, an OnnxEmbedder or a ProcessEmbedder
         # Repeated texts (boilerplate chunks, the same page under two URLs) are embedded once.
         self._cache: OrderedDict[bytes, Vector] = OrderedDict()
         self._cache_size = settings.getint("HARVESTER_EMBEDDING_CACHE_SIZE")
         self._threads = settings.getint("HARVESTER_EMBEDDING_THREADS")
+        self._in_process = settings.getbool("HARVESTER_EMBEDDING_PROCESS")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
     async def open_spider(self) -> None:
-        if self._threads:
-            # torch's pool is process-wide; extraction runs beside it, so on few cores fewer model
-            # threads can be faster (bench/README.md has the measurement).
-            import torch
-
-            torch.set_num_threads(self._threads)
         try:
-            self._embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
+            if self._in_process:
+                self._embedder = ProcessEmbedder(self._model_name, self._backend)
+                await self._worker.run(self._embedder.load)
+            else:
+                if self._threads:
+                    # torch's pool is process-wide; extraction runs beside it, so on few cores
+                    # fewer model threads can be faster (bench/README.md has the measurement).
+                    import torch
+
+                    torch.set_num_threads(self._threads)
+                self._embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
         except ModelUnavailable as exc:
             logger.error("%s", exc)
+            if isinstance(self._embedder, ProcessEmbedder):
+                self._embedder.close()
             raise CloseSpider("embedding_model_unavailable") from exc
-        logger.info("Embedding with %s on %s", self._model_name, self._embedder.device)
+        where = "a child process" if self._in_process else "the crawler process"
+        logger.info("Embedding with %s on %s, in %s", self._model_name, self._embedder.device, where)
 
     async def process_item(self, item: PageItem) -> PageItem:
         texts = [embedding_text(chunk.get("context", ""), chunk["text"]) for chunk in item.chunks]
@@ -147,4 +158,6 @@ class EmbeddingPipeline:
     async def close_spider(self) -> None:
         if self._draining is not None:
             await self._draining
+        if isinstance(self._embedder, ProcessEmbedder):
+            self._embedder.close()
         self._worker.close()

@@ -11,6 +11,7 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.content.context import embedding_text
 from harvester.embedding import ModelUnavailable, backend_options, load_backend
+from harvester.signals import pages_indexed
 from harvester.store import (
     CollectionMismatch,
     chunk_payload,
@@ -51,6 +52,7 @@ class IndexPipeline:
         if not settings.getbool("HARVESTER_EMBEDDING_ENABLED"):
             raise NotConfigured("the index needs vectors: HARVESTER_EMBEDDING_ENABLED is off")
         self._stats = crawler.stats
+        self._signals = crawler.signals
         self._url = settings.get("QDRANT_URL")
         self._api_key = settings.get("QDRANT_API_KEY")
         self._path = settings.get("HARVESTER_QDRANT_PATH")
@@ -100,6 +102,7 @@ class IndexPipeline:
             self._stats.inc_value("harvester/index/upserts")
             self._stats.inc_value("harvester/index/pages", len(pages))
             self._stats.inc_value("harvester/index/points", sum(len(p.chunks) for p in pages))
+            self._signals.send_catch_log(pages_indexed, items=pages)
 
     def _write(self, pages: list[PageItem]) -> None:
         assert self._client is not None
