@@ -10,9 +10,10 @@ import gzip
 import threading
 import time
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
 CONTENT_TYPES = {
@@ -87,6 +88,14 @@ class SiteServer:
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 path = urlsplit(self.path).path
                 route = server.resolve(path)
+                if _not_modified(route, self.headers):
+                    server.record(Hit(time.monotonic(), self.path, self.headers.get("User-Agent", ""), 304))
+                    self.send_response(304)
+                    for name in ("ETag", "Last-Modified"):
+                        if name in route.headers:
+                            self.send_header(name, route.headers[name])
+                    self.end_headers()
+                    return
                 body = route.body.encode("utf-8") if isinstance(route.body, str) else route.body
                 server.record(Hit(time.monotonic(), self.path, self.headers.get("User-Agent", ""), route.status))
                 self.send_response(route.status)
@@ -101,6 +110,24 @@ class SiteServer:
                 pass
 
         return Handler
+
+
+def _not_modified(route: Route, request_headers: Any) -> bool:
+    """HTTP conditional GET (RFC 9110 13.1): a 200 route with an ``ETag`` or ``Last-Modified``
+    header answers 304 when the request's validators match it."""
+    if route.status != 200:
+        return False
+    etag, last_modified = route.headers.get("ETag"), route.headers.get("Last-Modified")
+    if_none_match = request_headers.get("If-None-Match")
+    if if_none_match is not None:
+        return bool(etag) and etag in [tag.strip() for tag in if_none_match.split(",")]
+    if_modified_since = request_headers.get("If-Modified-Since")
+    if if_modified_since and last_modified:
+        try:
+            return parsedate_to_datetime(last_modified) <= parsedate_to_datetime(if_modified_since)
+        except (TypeError, ValueError):
+            return False
+    return False
 
 
 def _content_type(path: str) -> str:

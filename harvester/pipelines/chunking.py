@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
@@ -12,7 +13,7 @@ from harvester.content.chunking import TextChunk, TokenCounter, chunk_markdown, 
 from harvester.content.context import context_line, embedding_text, heading_paths
 from harvester.embedding import backend_options, load_backend
 from harvester.exceptions import NoChunks
-from harvester.store import point_id
+from harvester.store import chunk_point_id
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
@@ -84,17 +85,20 @@ class ChunkingPipeline:
             item.markdown, self._count, max_tokens=self._max_tokens - reserve, overlap_tokens=self._overlap
         )
         contexts = self._fit_contexts(item.title, pieces)
-        return [
-            {
-                "id": point_id(item.url, index),
+        occurrences: Counter[str] = Counter()
+        chunks = []
+        for index, (piece, context) in enumerate(zip(pieces, contexts, strict=True)):
+            embedded = embedding_text(context, piece.text)
+            chunks.append({
+                "id": chunk_point_id(item.url, embedded, occurrences[embedded]),
                 "index": index,
                 "text": piece.text,
                 "heading_path": list(piece.heading_path),
                 "context": context,
                 "token_count": piece.token_count,
-            }
-            for index, (piece, context) in enumerate(zip(pieces, contexts, strict=True))
-        ]
+            })
+            occurrences[embedded] += 1
+        return chunks
 
     def _fit_contexts(self, title: str, pieces: list[TextChunk]) -> list[str]:
         """Each piece's context line, shortened (title only, then none) where the whole is over."""

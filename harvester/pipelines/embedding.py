@@ -12,6 +12,7 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.content.context import embedding_text
 from harvester.embedding import Embedder, ModelUnavailable, backend_options, load_backend
+from harvester.extensions.recrawl import Recrawl
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
@@ -26,7 +27,8 @@ Vector = Any  # one row of float32 (numpy); the index turns it into a list
 
 
 class EmbeddingPipeline:
-    """Set ``item.vectors`` (normalised, one per chunk).
+    """Set ``item.vectors`` (normalised, one per chunk; None for a chunk whose point the index
+    already holds, see ``harvester.extensions.recrawl``).
 
     Pages wait in a queue while the model encodes the previous batch in its own thread; the next
     batch takes every waiting page (up to ``HARVESTER_EMBEDDING_BATCH_SIZE`` chunks), so batches
@@ -62,12 +64,15 @@ class EmbeddingPipeline:
         self._cache: OrderedDict[bytes, Vector] = OrderedDict()
         self._cache_size = settings.getint("HARVESTER_EMBEDDING_CACHE_SIZE")
         self._threads = settings.getint("HARVESTER_EMBEDDING_THREADS")
+        self._crawler = crawler
+        self._recrawl: Recrawl | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
     async def open_spider(self) -> None:
+        self._recrawl = self._crawler.get_extension(Recrawl)
         if self._threads:
             # torch's pool is process-wide; extraction runs beside it, so on few cores fewer model
             # threads can be faster (bench/README.md has the measurement).
@@ -82,14 +87,27 @@ class EmbeddingPipeline:
         logger.info("Embedding with %s on %s", self._model_name, self._embedder.device)
 
     async def process_item(self, item: PageItem) -> PageItem:
-        texts = [embedding_text(chunk.get("context", ""), chunk["text"]) for chunk in item.chunks]
+        # A chunk whose point is already stored keeps its vector: its id is derived from the page
+        # URL and the embedded text, so the stored vector is the one this text would get.
+        stored = self._recrawl.chunk_ids if self._recrawl is not None else set()
+        todo = [i for i, chunk in enumerate(item.chunks) if chunk["id"] not in stored]
+        if self._recrawl is not None:
+            self._recrawl.count("chunks_embedded", len(todo))
+            self._recrawl.count("chunks_reused", len(item.chunks) - len(todo))
+        texts = [
+            embedding_text(item.chunks[i].get("context", ""), item.chunks[i]["text"]) for i in todo
+        ]
         if not texts:
+            item.vectors = [None] * len(item.chunks)
             return item
         future: asyncio.Future[list[Vector]] = asyncio.get_running_loop().create_future()
         self._waiting.append((texts, future))
         if self._draining is None or self._draining.done():
             self._draining = asyncio.ensure_future(self._drain())
-        item.vectors = await future
+        vectors = await future
+        item.vectors = [None] * len(item.chunks)
+        for i, vector in zip(todo, vectors, strict=True):
+            item.vectors[i] = vector
         return item
 
     async def _drain(self) -> None:
