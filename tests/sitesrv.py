@@ -7,6 +7,7 @@ crawler's concurrent requests are served concurrently, as a real site would.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,8 +42,12 @@ class Hit:
 class SiteServer:
     """``SiteServer(root=dir, routes={"/robots.txt": Route(...)})``; use as a context manager."""
 
-    def __init__(self, root: Path | None = None, routes: dict[str, Route | Callable[[], Route]] | None = None) -> None:
+    def __init__(self, root: Path | None = None, routes: dict[str, Route | Callable[[], Route]] | None = None,
+                 validators: bool = False) -> None:
+        """``validators``: static files get an ETag (a hash of their bytes), so conditional requests
+        for unchanged files are answered 304."""
         self.root = root
+        self.validators = validators
         self.routes = dict(routes or {})
         self.log: list[Hit] = []
         self._lock = threading.Lock()
@@ -75,6 +80,9 @@ class SiteServer:
         if self.root is not None:
             found = _static(self.root, path)
             if found is not None:
+                if self.validators and found.status == 200:
+                    digest = hashlib.sha1(found.body if isinstance(found.body, bytes) else found.body.encode()).hexdigest()
+                    found.headers["ETag"] = f'"{digest[:20]}"'
                 return found
         return Route("<html><head><title>404</title></head><body><h1>Not Found</h1></body></html>", 404,
                      {"Content-Type": "text/html; charset=utf-8"})

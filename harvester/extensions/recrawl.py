@@ -62,6 +62,9 @@ class Recrawl:
         self.crawler = crawler
         self.pages: dict[str, StoredPage] = {}
         self.chunk_ids: set[str] = set()
+        # Content hashes of the pages reached unchanged, so a copy of one at another URL is still
+        # recognised as a duplicate although the original produced no item in this crawl.
+        self.unchanged_hashes: dict[str, str] = {}
         self.reached: set[str] = set()
         self.gone: set[str] = set()
         self.pruned: list[str] = []
@@ -100,6 +103,13 @@ class Recrawl:
 
     def reach(self, url: str) -> None:
         self.reached.add(canonical_url(url))
+
+    def mark_unchanged(self, url: str) -> None:
+        """A stored page reached without fetching its content (304, sitemap lastmod)."""
+        page = self.stored(url)
+        if page is not None:
+            self.reached.add(page.url)
+            self.unchanged_hashes.setdefault(page.content_hash, page.url)
 
     def mark_gone(self, url: str) -> None:
         key = canonical_url(url)

@@ -89,9 +89,7 @@ class ConditionalRequestMiddleware:
         if response.status == 304 and request.meta.get("harvester_conditional"):
             request.meta[UNCHANGED_META] = True
             recrawl.count("unchanged_304")
-            page = recrawl.stored(request.url)
-            if page is not None:
-                recrawl.reach(page.url)
+            recrawl.mark_unchanged(request.url)
         elif response.status in GONE_STATUSES and recrawl.stored(request.url) is not None:
             recrawl.mark_gone(request.url)
             self.crawler.stats.inc_value("harvester/recrawl/gone")

@@ -11,7 +11,7 @@ from scrapy.exceptions import NotConfigured
 
 from harvester.content.chunking import TextChunk, TokenCounter, chunk_markdown, tokenizer_counter
 from harvester.content.context import context_line, embedding_text, heading_paths
-from harvester.embedding import backend_options, load_backend
+from harvester.embedding import backend_options, is_local_model, load_backend
 from harvester.exceptions import NoChunks
 from harvester.store import chunk_point_id
 from harvester.threads import Worker
@@ -57,7 +57,12 @@ class ChunkingPipeline:
         return cls(crawler)
 
     async def open_spider(self) -> None:
-        embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
+        if not is_local_model(self._model_name):
+            await self._worker.run(self._load)
+        # A local model loads with the first page to chunk: a re-crawl of an unchanged site has none.
+
+    def _load(self) -> None:
+        embedder = load_backend(self._model_name, **self._backend)
         # Its own copy: the model's tokenizer is reconfigured by every encode() in another thread.
         self._count = tokenizer_counter(copy.deepcopy(embedder.tokenizer))
         limit = embedder.max_tokens
@@ -76,6 +81,8 @@ class ChunkingPipeline:
 
     def _chunk(self, item: PageItem) -> list[dict[str, Any]]:
         """Chunks whose embedded text (context line + text) stays within the model's limit."""
+        if self._count is None:
+            self._load()
         assert self._count is not None
         contexts = [context_line(item.title, path) for path in heading_paths(item.headings) or [()]]
         # Room for the longest context line of the page (+2 for the blank line after it), at most

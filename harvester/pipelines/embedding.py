@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.content.context import embedding_text
-from harvester.embedding import Embedder, ModelUnavailable, backend_options, load_backend
+from harvester.embedding import (
+    Embedder,
+    ModelUnavailable,
+    backend_options,
+    is_local_model,
+    load_backend,
+)
 from harvester.extensions.recrawl import Recrawl
 from harvester.threads import Worker
 
@@ -73,18 +79,25 @@ class EmbeddingPipeline:
 
     async def open_spider(self) -> None:
         self._recrawl = self._crawler.get_extension(Recrawl)
-        if self._threads:
-            # torch's pool is process-wide; extraction runs beside it, so on few cores fewer model
-            # threads can be faster (bench/README.md has the measurement).
-            import torch
-
-            torch.set_num_threads(self._threads)
+        if is_local_model(self._model_name):
+            return  # loaded with the first chunk to embed: a re-crawl may have none
         try:
-            self._embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
+            await self._worker.run(self._load)
         except ModelUnavailable as exc:
             logger.error("%s", exc)
             raise CloseSpider("embedding_model_unavailable") from exc
-        logger.info("Embedding with %s on %s", self._model_name, self._embedder.device)
+
+    def _load(self) -> Embedder:
+        if self._embedder is None:
+            if self._threads:
+                # torch's pool is process-wide; extraction runs beside it, so on few cores fewer
+                # model threads can be faster (bench/README.md has the measurement).
+                import torch
+
+                torch.set_num_threads(self._threads)
+            self._embedder = load_backend(self._model_name, **self._backend)
+            logger.info("Embedding with %s on %s", self._model_name, self._embedder.device)
+        return self._embedder
 
     async def process_item(self, item: PageItem) -> PageItem:
         # A chunk whose point is already stored keeps its vector: its id is derived from the page
@@ -154,8 +167,7 @@ class EmbeddingPipeline:
             self._cache.popitem(last=False)
 
     def _encode(self, texts: list[str]) -> list[Vector]:
-        assert self._embedder is not None
-        return self._embedder.encode(texts, batch_size=self._batch_size)
+        return self._load().encode(texts, batch_size=self._batch_size)
 
     def _count(self, chunks: int) -> None:
         self._stats.inc_value("harvester/embedding/chunks", chunks)

@@ -11,7 +11,13 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.content.context import embedding_text
-from harvester.embedding import ModelUnavailable, backend_options, load_backend
+from harvester.embedding import (
+    ModelUnavailable,
+    backend_options,
+    load_backend,
+    model_dimension,
+    vector_name,
+)
 from harvester.extensions.recrawl import Recrawl
 from harvester.recrawl import load_stored_pages
 from harvester.store import (
@@ -81,11 +87,17 @@ class IndexPipeline:
     async def open_spider(self) -> None:
         where = self._url or self._path
         try:
-            embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
-            self._vector = embedder.vector_name
+            # Read from the model's config when it can be: a re-crawl with nothing to embed then
+            # never loads the model.
+            dimension = model_dimension(self._model_name)
+            if dimension is None:
+                embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
+                self._vector, dimension = embedder.vector_name, embedder.dimension
+            else:
+                self._vector = vector_name(self._model_name)
             self._client = await self._worker.run(open_client, self._url, self._api_key, self._path)
             created = await self._worker.run(
-                ensure_collection, self._client, self._collection, self._vector, embedder.dimension,
+                ensure_collection, self._client, self._collection, self._vector, dimension,
                 server=bool(self._url),
             )
         except (CollectionMismatch, ModelUnavailable) as exc:

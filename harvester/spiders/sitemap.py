@@ -81,7 +81,7 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         page = recrawl.stored(url) if recrawl is not None else None
         if page is None or not page.consistent or not unchanged_since(lastmod, page.harvested_at):
             return False
-        recrawl.reach(url)
+        recrawl.mark_unchanged(url)
         recrawl.count("sitemap_lastmod_skipped")
         return True
 
