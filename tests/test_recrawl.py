@@ -265,7 +265,8 @@ def test_a_paused_crawl_resumes_from_its_jobdir(tmp_path):
     knows the pages the first half reached."""
     names = [f"page{n:02d}" for n in range(10)]
     site = EditableSite(names, sections=1)
-    settings = {"CONCURRENT_REQUESTS_PER_DOMAIN": "1", "AUTOTHROTTLE_ENABLED": "0"}
+    # One request at a time, so most of them wait in the scheduler's disk queue when it pauses.
+    settings = {"CONCURRENT_REQUESTS": "1", "AUTOTHROTTLE_ENABLED": "0"}
     with SiteServer(routes=slow(site.routes, 0.3)) as server:
         start = server.url + "docs/index.html"
         reference = crawl("docs", start, tmp_path / "reference", settings=settings)

@@ -71,6 +71,7 @@ class Recrawl:
         self.prune_enabled = settings.getbool("HARVESTER_PRUNE_ENABLED")
         self.dry_run = settings.getbool("HARVESTER_PRUNE_DRY_RUN")
         self._pruner: Pruner | None = None
+        self.resumed_reached = 0
         self._jobdir = Path(settings["JOBDIR"]) if settings.get("JOBDIR") else None
         if self._jobdir is not None:
             self._open_job(self._jobdir)
@@ -85,6 +86,8 @@ class Recrawl:
         self.pages = pages
         self.chunk_ids = set().union(*(page.chunk_ids for page in pages.values()))
         self.crawler.stats.set_value("harvester/recrawl/stored_pages", len(pages))
+        if self.resumed_reached:
+            self.crawler.stats.set_value("harvester/recrawl/resumed_reached", self.resumed_reached)
         dirty = sum(not page.consistent for page in pages.values())
         logger.info("The index holds %d pages (%d to repair)", len(pages), dirty)
 
@@ -175,6 +178,7 @@ class Recrawl:
             if state_file.exists():
                 saved = json.loads(state_file.read_text(encoding="utf-8"))
                 self.reached.update(saved.get("reached", ()))
+                self.resumed_reached = len(self.reached)
         marker.write_text("", encoding="utf-8")
 
     def _close_job(self, jobdir: Path, reason: str) -> None:
