@@ -299,3 +299,21 @@ def test_a_paused_crawl_resumes_from_its_jobdir(tmp_path):
     assert 0 < len(paused_urls) < len(names) + 1
     assert index_state(work) == expected
     assert not (jobdir / "requests.seen").exists(), "a finished job leaves a clean JOBDIR"
+
+
+def test_autothrottle_lowers_its_delay_after_a_304():
+    """A re-crawl of an unchanged site gets only 304s; they must not pin the start delay."""
+    from scrapy.core.downloader import Slot
+    from scrapy.http import Response
+    from scrapy.utils.misc import build_from_crawler
+    from scrapy.utils.test import get_crawler
+
+    from harvester.addon import HarvesterAddon
+    from harvester.extensions.throttle import CrawlDelayThrottle
+
+    throttle = build_from_crawler(CrawlDelayThrottle, get_crawler(settings_dict={"ADDONS": {HarvesterAddon: 0}}))
+    throttle.mindelay, throttle.maxdelay = 0.0, 60.0  # set when the spider opens
+    for status, lowered in ((304, True), (500, False)):
+        slot = Slot(concurrency=8, delay=0.5, randomize_delay=False)
+        throttle._adjust_delay(slot, 0.01, Response("http://h/a", status=status))
+        assert (slot.delay < 0.5) is lowered, status
