@@ -32,6 +32,7 @@ class EditableSite:
         self.sections = {name: [section(name, n) for n in range(sections)] for name in names}
         self.linked = list(names)
         self.deleted: set[str] = set()
+        self.blanked: set[str] = set()
         self.routes: dict[str, Route] = {}
         self.version: dict[str, int] = {}
         self.render()
@@ -48,6 +49,8 @@ class EditableSite:
             if name in self.deleted:
                 continue
             body = doc_page(name, sidebar=sidebar, extra_body="".join(parts))
+            if name in self.blanked:
+                body = "<html><head><title>Moved</title></head><body><p>Moved.</p></body></html>"
             etag = '"' + hashlib.sha1(body.encode()).hexdigest()[:16] + '"'
             self.routes[self.path(name)] = Route(body, headers={"ETag": etag, "Last-Modified": LAST_MODIFIED})
 
@@ -66,6 +69,11 @@ class EditableSite:
     def add(self, name: str, sections: int = 4) -> None:
         self.sections[name] = [section(name, n) for n in range(sections)]
         self.linked.append(name)
+        self.render()
+
+    def blank(self, name: str) -> None:
+        """The page is still linked and answers 200, with no content worth storing."""
+        self.blanked.add(name)
         self.render()
 
     def unlink(self, name: str) -> None:

@@ -153,6 +153,7 @@ def test_no_pruning_after_a_capped_crawl_and_a_dry_run_only_lists(tmp_path):
         assert crawl("docs", start, tmp_path).returncode == 0
         stored = index_state(tmp_path)
         site.unlink("gamma")
+        site.blank("beta")
         site.publish(server)
         capped = crawl("docs", start, tmp_path, settings={"HARVESTER_MAX_PAGES": 1, "HARVESTER_CONDITIONAL_REQUESTS": 0})
         after_capped = urls_in(index_state(tmp_path))
@@ -160,12 +161,14 @@ def test_no_pruning_after_a_capped_crawl_and_a_dry_run_only_lists(tmp_path):
         after_dry = urls_in(index_state(tmp_path))
         real = crawl("docs", start, tmp_path)
         after_real = urls_in(index_state(tmp_path))
-    gamma = site.url(server.url, "gamma")
+    beta, gamma = site.url(server.url, "beta"), site.url(server.url, "gamma")
     assert capped.report["finish_reason"] == "max_pages" and capped.report["recrawl"]["pruned"] == 0
     assert after_capped == urls_in(stored)
-    assert dry.report["recrawl"]["would_prune_urls"] == [gamma] and gamma in after_dry
+    # gamma is no longer linked; beta is, but it has no content any more.
+    assert dry.report["recrawl"]["would_prune_urls"] == [beta, gamma] and {beta, gamma} <= after_dry
     assert "would be pruned" in dry.output
-    assert real.report["recrawl"]["pruned_urls"] == [gamma] and gamma not in after_real
+    assert real.report["recrawl"]["pruned_urls"] == [beta, gamma]
+    assert after_real == urls_in(stored) - {beta, gamma}
 
 
 @pytest.mark.e2e
@@ -240,9 +243,13 @@ def start_crawl(start: str, workdir: Path, jobdir: Path, **settings: str) -> sub
 @pytest.mark.e2e
 def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(tmp_path):
     """SIGKILL at a random moment (several seeds) while pages are being fetched and indexed, then
-    the same command again: the index equals an uninterrupted crawl's, point for point."""
+    the same command again: the index equals an uninterrupted crawl's, point for point. The last
+    seed kills a re-crawl of a changed site (edited pages, one page gone)."""
     names = [f"page{n:02d}" for n in range(16)]
     site = EditableSite(names, sections=2)
+    older = EditableSite([*names, "obsolete"], sections=2)
+    for name in names[:6]:
+        older.edit(name, 1, "Text of the previous release.")
     settings = {"HARVESTER_QDRANT_BATCH_SIZE": "6", "CONCURRENT_REQUESTS_PER_DOMAIN": "2"}
     with SiteServer(routes=slow(site.routes, 0.15)) as server:
         start = server.url + "docs/index.html"
@@ -253,6 +260,10 @@ def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(
         for seed in (1, 2, 3):
             rng = random.Random(seed)
             work, jobdir = tmp_path / f"seed{seed}", tmp_path / f"seed{seed}" / "job"
+            if seed == 3:
+                server.routes = slow(older.routes, 0.0)
+                assert crawl("docs", start, work, settings=settings).returncode == 0
+                server.routes = slow(site.routes, 0.15)
             served = len(server.paths())
             process = start_crawl(start, work, jobdir, **settings)
             # Kill after a random number of pages were served, and a random fraction of a second.

@@ -38,9 +38,10 @@ Pruner = Callable[[list[str]], None]
 class Recrawl:
     """Extension holding what a re-crawl needs to know, and pruning at the end of a complete crawl.
 
-    Pruning: stored pages inside the crawl's scope (``spider.wants``) that the crawl did not reach
-    are deleted from the index, only when the spider closed with reason ``finished``; with
-    ``HARVESTER_PRUNE_DRY_RUN`` they are only listed.
+    Pruning: stored pages inside the crawl's scope (``spider.wants``) that the crawl did not reach,
+    and stored pages it fetched whole but did not index again (no content any more, a duplicate,
+    another canonical URL), are deleted from the index, only when the spider closed with reason
+    ``finished``; with ``HARVESTER_PRUNE_DRY_RUN`` they are only listed.
 
     JOBDIR: a marker file says a crawl is running. A crawl killed without closing (SIGKILL, power
     loss) leaves it behind; Scrapy's persisted request fingerprints then name requests whose pages
@@ -67,6 +68,11 @@ class Recrawl:
         self.unchanged_hashes: dict[str, str] = {}
         self.reached: set[str] = set()
         self.gone: set[str] = set()
+        # Stored pages fetched whole (2xx) and the pages that reached the index: a stored page
+        # fetched but not indexed again (now empty, a duplicate, moved to another canonical URL)
+        # no longer belongs in the index.
+        self.fetched: set[str] = set()
+        self.indexed: set[str] = set()
         self.pruned: list[str] = []
         self.prune_enabled = settings.getbool("HARVESTER_PRUNE_ENABLED")
         self.dry_run = settings.getbool("HARVESTER_PRUNE_DRY_RUN")
@@ -152,6 +158,8 @@ class Recrawl:
         candidates = prune_candidates(
             (url for url in self.pages if url not in self.gone), self.reached, wanted
         )
+        dropped = (self.fetched & self.pages.keys()) - self.indexed - self.gone
+        candidates = sorted({*candidates, *dropped})
         if not candidates:
             return
         self.pruned = candidates

@@ -90,6 +90,8 @@ class ConditionalRequestMiddleware:
             request.meta[UNCHANGED_META] = True
             recrawl.count("unchanged_304")
             recrawl.mark_unchanged(request.url)
+        elif 200 <= response.status < 300 and recrawl.stored(request.url) is not None:
+            recrawl.fetched.add(recrawl.stored(request.url).url)
         elif response.status in GONE_STATUSES and recrawl.stored(request.url) is not None:
             recrawl.mark_gone(request.url)
             self.crawler.stats.inc_value("harvester/recrawl/gone")

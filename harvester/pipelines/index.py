@@ -118,6 +118,7 @@ class IndexPipeline:
     async def process_item(self, item: PageItem) -> PageItem:
         if self._recrawl is not None:
             self._recrawl.reach(item.url)
+            self._recrawl.indexed.add(item.url)
         self._pending.append(item)
         if sum(len(page.chunks) for page in self._pending) >= self._batch_size:
             await self._flush()
