@@ -325,6 +325,41 @@ def test_autothrottle_lowers_its_delay_after_a_304():
     throttle = build_from_crawler(CrawlDelayThrottle, get_crawler(settings_dict={"ADDONS": {HarvesterAddon: 0}}))
     throttle.mindelay, throttle.maxdelay = 0.0, 60.0  # set when the spider opens
     for status, lowered in ((304, True), (500, False)):
-        slot = Slot(concurrency=8, delay=0.5, randomize_delay=False)
+        slot = Slot(concurrency=8, delay=0.5, jitter=0)
         throttle._adjust_delay(slot, 0.01, Response("http://h/a", status=status))
         assert (slot.delay < 0.5) is lowered, status
+
+
+@pytest.mark.parametrize(("reason", "dry_run", "deleted"), [
+    ("finished", False, ["http://h/docs/b", "http://h/docs/c"]),
+    ("finished", True, []),
+    ("max_pages", False, []),
+    ("shutdown", False, []),
+])
+def test_pruning_only_after_a_finished_crawl(reason, dry_run, deleted):
+    """b is no longer reached, c was fetched but not indexed again, d answered 404 (deleted
+    already), e is out of the crawl's scope."""
+    from types import SimpleNamespace
+
+    from scrapy.utils.misc import build_from_crawler
+    from scrapy.utils.test import get_crawler
+
+    from harvester.addon import HarvesterAddon
+    from harvester.extensions.recrawl import Recrawl
+
+    crawler = get_crawler(settings_dict={"ADDONS": {HarvesterAddon: 0}, "HARVESTER_PRUNE_DRY_RUN": dry_run})
+    recrawl = build_from_crawler(Recrawl, crawler)
+    recrawl.load({url: StoredPage(url) for url in
+                  ("http://h/docs/a", "http://h/docs/b", "http://h/docs/c", "http://h/docs/d", "http://h/blog/e")})
+    calls = []
+    recrawl.set_pruner(calls.append)
+    for url in ("http://h/docs/a", "http://h/docs/c", "http://h/docs/d"):
+        recrawl.reach(url)
+    recrawl.fetched.update({"http://h/docs/a", "http://h/docs/c"})
+    recrawl.indexed.add("http://h/docs/a")
+    recrawl.mark_gone("http://h/docs/d")
+    assert recrawl.take_gone() == ["http://h/docs/d"]
+    recrawl._spider_closed(SimpleNamespace(wants=lambda url: "/docs/" in url), reason)
+    assert calls == ([deleted] if deleted else [])
+    if dry_run:
+        assert recrawl.summary()["would_prune_urls"] == ["http://h/docs/b", "http://h/docs/c"]

@@ -68,6 +68,7 @@ class Recrawl:
         self.unchanged_hashes: dict[str, str] = {}
         self.reached: set[str] = set()
         self.gone: set[str] = set()
+        self.deleted: set[str] = set()
         # Stored pages fetched whole (2xx) and the pages that reached the index: a stored page
         # fetched but not indexed again (now empty, a duplicate, moved to another canonical URL)
         # no longer belongs in the index.
@@ -102,7 +103,9 @@ class Recrawl:
         self._pruner = pruner
 
     def take_gone(self) -> list[str]:
+        """The stored pages that answered 404/410 since the last call; they count as deleted."""
         gone = sorted(url for url in self.gone if url in self.pages)
+        self.deleted.update(gone)
         self.gone.clear()
         return gone
 
@@ -155,10 +158,11 @@ class Recrawl:
         wanted = getattr(spider, "wants", None)
         if wanted is None:
             return
+        removed = self.gone | self.deleted
         candidates = prune_candidates(
-            (url for url in self.pages if url not in self.gone), self.reached, wanted
+            (url for url in self.pages if url not in removed), self.reached, wanted
         )
-        dropped = (self.fetched & self.pages.keys()) - self.indexed - self.gone
+        dropped = (self.fetched & self.pages.keys()) - self.indexed - removed
         candidates = sorted({*candidates, *dropped})
         if not candidates:
             return
@@ -186,6 +190,8 @@ class Recrawl:
             if state_file.exists():
                 saved = json.loads(state_file.read_text(encoding="utf-8"))
                 self.reached.update(saved.get("reached", ()))
+                self.fetched.update(saved.get("fetched", ()))
+                self.indexed.update(saved.get("indexed", ()))
                 self.resumed_reached = len(self.reached)
         marker.write_text("", encoding="utf-8")
 
@@ -196,7 +202,9 @@ class Recrawl:
             # crawl with this JOBDIR fetch nothing and then prune every page.
             _discard_job_files(jobdir)
         else:
-            state_file.write_text(json.dumps({"reached": sorted(self.reached)}), encoding="utf-8")
+            state = {"reached": sorted(self.reached), "fetched": sorted(self.fetched),
+                     "indexed": sorted(self.indexed)}
+            state_file.write_text(json.dumps(state), encoding="utf-8")
         (jobdir / RUNNING_MARKER).unlink(missing_ok=True)
 
 
