@@ -245,7 +245,7 @@ def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(
     """SIGKILL at a random moment (several seeds) while pages are being fetched and indexed, then
     the same command again: the index equals an uninterrupted crawl's, point for point. The last
     seed kills a re-crawl of a changed site (edited pages, one page gone)."""
-    names = [f"page{n:02d}" for n in range(16)]
+    names = [f"page{n:02d}" for n in range(12)]
     site = EditableSite(names, sections=2)
     older = EditableSite([*names, "obsolete"], sections=2)
     for name in names[:6]:
