@@ -9,6 +9,9 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime, timezone
 from email.utils import format_datetime
+from typing import Any
+
+from scrapy.dupefilters import RFPDupeFilter
 
 from tests.sites import doc_page
 from tests.sitesrv import Route, SiteServer
@@ -83,3 +86,15 @@ class EditableSite:
 
     def url(self, server_url: str, name: str) -> str:
         return server_url.rstrip("/") + self.path(name)
+
+
+class FlushingDupeFilter(RFPDupeFilter):
+    """Scrapy's dupefilter, with ``JOBDIR/requests.seen`` flushed after every request, as it is
+    flushed regularly (every 8 KiB of fingerprints) in a crawl of a real site: a small test site
+    would otherwise never get its fingerprints to disk before a SIGKILL."""
+
+    def request_seen(self, request: Any) -> bool:
+        seen = super().request_seen(request)
+        if self.file:
+            self.file.flush()
+        return seen

@@ -250,7 +250,8 @@ def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(
     older = EditableSite([*names, "obsolete"], sections=2)
     for name in names[:6]:
         older.edit(name, 1, "Text of the previous release.")
-    settings = {"HARVESTER_QDRANT_BATCH_SIZE": "6", "CONCURRENT_REQUESTS_PER_DOMAIN": "2"}
+    settings = {"HARVESTER_QDRANT_BATCH_SIZE": "6", "CONCURRENT_REQUESTS_PER_DOMAIN": "2",
+                "DUPEFILTER_CLASS": "tests.recrawl_site.FlushingDupeFilter"}
     with SiteServer(routes=slow(site.routes, 0.15)) as server:
         start = server.url + "docs/index.html"
         reference = crawl("docs", start, tmp_path / "reference", settings=settings)
