@@ -16,9 +16,11 @@ from harvester import PROJECT_URL, __version__
 from harvester.cluster import apply_cluster_settings
 from harvester.content.urls import DEFAULT_SKIP_PATTERNS
 from harvester.embedding import DEFAULT_MODEL
+from harvester.extensions.recrawl import Recrawl
 from harvester.extensions.report import RunReport
 from harvester.extensions.throttle import CrawlDelayThrottle
 from harvester.items import EXPORTED_FIELDS
+from harvester.middlewares.conditional import ConditionalRequestMiddleware, StoredLinksMiddleware
 from harvester.middlewares.extraction import ExtractionMiddleware
 from harvester.middlewares.failures import FailureRecorderMiddleware
 from harvester.middlewares.guard import SSRFGuardMiddleware
@@ -99,6 +101,12 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_ROBOTSTXT_MAX_BYTES": 500 * 1024,
     "HARVESTER_ROBOTSTXT_CACHE_SECONDS": 24 * 3600,
     "HARVESTER_ROBOTSTXT_UNREACHABLE_SECONDS": 600,
+    # Re-crawls: conditional requests, chunk diffs, pruning (harvester/extensions/recrawl.py).
+    "HARVESTER_RECRAWL_ENABLED": True,
+    "HARVESTER_CONDITIONAL_REQUESTS": True,
+    "HARVESTER_SITEMAP_LASTMOD_SKIP": True,
+    "HARVESTER_PRUNE_ENABLED": True,
+    "HARVESTER_PRUNE_DRY_RUN": False,
     # Reporting and feeds.
     "HARVESTER_REPORT_ENABLED": True,
     "HARVESTER_REPORT_DIR": ".harvester/reports",
@@ -153,3 +161,10 @@ class HarvesterAddon:
             cluster = False  # harvester.config.check_settings names the bad value
         if cluster:
             apply_cluster_settings(settings)
+        # Before RunReport: built first, so its spider_closed handler (pruning) runs first.
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", Recrawl, 450)
+        # Past RedirectMiddleware (600) and RetryMiddleware (550): sees every request it sends.
+        settings.setdefault_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", ConditionalRequestMiddleware, 650
+        )
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", StoredLinksMiddleware, 150)

@@ -9,12 +9,14 @@ from __future__ import annotations
 import gzip
 import socket
 import struct
+import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
 CONTENT_TYPES = {
@@ -48,9 +50,13 @@ class SiteServer:
 
     def __init__(self, root: Path | None = None, routes: dict[str, Route | Callable[[], Route]] | None = None,
                  host: str = "127.0.0.1", port: int = 0,
-                 dynamic: Callable[[str], Route | None] | None = None) -> None:
+                 dynamic: Callable[[str], Route | None] | None = None,
+                 validators: bool = False) -> None:
+        """``validators``: static files get an ETag (a hash of their bytes), so conditional requests
+        for unchanged files are answered 304."""
         self.root = root
         self.dynamic = dynamic  # path with query -> Route, for the paths no route or file names
+        self.validators = validators
         self.routes = dict(routes or {})
         self.log: list[Hit] = []
         self._lock = threading.Lock()
@@ -83,6 +89,9 @@ class SiteServer:
         if self.root is not None:
             found = _static(self.root, path)
             if found is not None:
+                if self.validators and found.status == 200:
+                    digest = hashlib.sha1(found.body if isinstance(found.body, bytes) else found.body.encode()).hexdigest()
+                    found.headers["ETag"] = f'"{digest[:20]}"'
                 return found
         if self.dynamic is not None:
             found = self.dynamic(full_path or path)
@@ -100,6 +109,14 @@ class SiteServer:
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 path = urlsplit(self.path).path
                 route = server.resolve(path, self.path)
+                if _not_modified(route, self.headers):
+                    server.record(Hit(time.monotonic(), self.path, self.headers.get("User-Agent", ""), 304))
+                    self.send_response(304)
+                    for name in ("ETag", "Last-Modified"):
+                        if name in route.headers:
+                            self.send_header(name, route.headers[name])
+                    self.end_headers()
+                    return
                 body = route.body.encode("utf-8") if isinstance(route.body, str) else route.body
                 server.record(Hit(time.monotonic(), self.path, self.headers.get("User-Agent", ""), route.status))
                 if route.status == RESET:  # no answer: the connection is reset (RST, not FIN)
@@ -128,6 +145,24 @@ class SiteServer:
                 pass
 
         return Handler
+
+
+def _not_modified(route: Route, request_headers: Any) -> bool:
+    """HTTP conditional GET (RFC 9110 13.1): a 200 route with an ``ETag`` or ``Last-Modified``
+    header answers 304 when the request's validators match it."""
+    if route.status != 200:
+        return False
+    etag, last_modified = route.headers.get("ETag"), route.headers.get("Last-Modified")
+    if_none_match = request_headers.get("If-None-Match")
+    if if_none_match is not None:
+        return bool(etag) and etag in [tag.strip() for tag in if_none_match.split(",")]
+    if_modified_since = request_headers.get("If-Modified-Since")
+    if if_modified_since and last_modified:
+        try:
+            return parsedate_to_datetime(last_modified) <= parsedate_to_datetime(if_modified_since)
+        except (TypeError, ValueError):
+            return False
+    return False
 
 
 def _content_type(path: str) -> str:

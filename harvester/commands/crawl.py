@@ -34,9 +34,13 @@ def crawl_failure(stats: dict[str, Any]) -> str | None:
     if reason in FATAL_REASONS:
         return FATAL_REASONS[reason]
     crawled = stats.get("harvester/pages/crawled", 0)
-    if not crawled:
+    # A re-crawl of an unchanged site extracts nothing: its pages answer 304 or are skipped by
+    # their sitemap lastmod, and that is success; so is a resumed job with little left to do.
+    unchanged = sum(stats.get(f"harvester/recrawl/{key}", 0)
+                    for key in ("unchanged_304", "sitemap_lastmod_skipped", "resumed_reached"))
+    if not crawled and not unchanged:
         return "no page could be crawled (see the errors above)"
-    if stats.get("harvester/pages/failed/extraction_error", 0) >= crawled:
+    if crawled and stats.get("harvester/pages/failed/extraction_error", 0) >= crawled:
         return "extraction failed on every page (see the errors above)"
     return None
 

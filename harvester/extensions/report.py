@@ -31,6 +31,8 @@ class RunReport:
     every skipped and failed URL and its reason; empty to write none).
     Stats written: ``harvester/summary/{pages_crawled,pages_stored,pages_skipped,pages_failed,
     pages_low_quality,chunks_stored,elapsed_seconds}`` and ``harvester/summary/report_file``.
+    With the Recrawl extension, the summary has a ``recrawl`` block (new, updated, unchanged,
+    deleted and pruned pages, chunks embedded and reused, the pruned URLs).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -100,7 +102,14 @@ class RunReport:
             # The crawler's peak, and the largest of its ended children's (the embedding process).
             "peak_rss_mib": _peak_rss_mib(resource.RUSAGE_SELF),
             "peak_rss_children_mib": _peak_rss_mib(resource.RUSAGE_CHILDREN),
+            **self._recrawl_summary(),
         }
+
+    def _recrawl_summary(self) -> dict[str, Any]:
+        from harvester.extensions.recrawl import Recrawl
+
+        recrawl = self.crawler.get_extension(Recrawl)
+        return {"recrawl": recrawl.summary()} if recrawl is not None else {}
 
     def _spider_closed(self, spider: Spider, reason: str) -> None:
         summary = self.summary(reason)
@@ -147,6 +156,18 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
     ]
     if summary.get("hosts_refused"):
         lines.append(f"  hosts refused:  {summary['hosts_refused']} (SSRF guard; listed in the report)")
+    recrawl = summary.get("recrawl")
+    if recrawl:
+        lines.append(
+            "  re-crawl:       {new} new, {updated} updated, {unchanged_304} unchanged (304), "
+            "{unchanged_hash} unchanged (same hash), {deleted} deleted, {pruned} pruned, "
+            "{sitemap_lastmod_skipped} skipped by sitemap lastmod".format(**recrawl)
+        )
+        lines.append(
+            "  chunks:         {chunks_embedded} embedded, {chunks_reused} reused".format(**recrawl)
+        )
+        if recrawl.get("would_prune_urls"):
+            lines.append(f"  dry run:        {recrawl['would_prune']} pages would be pruned (listed in the report)")
     if report_file:
         lines.append(f"  report:         {report_file} (every skipped and failed URL)")
     return "\n".join(lines)

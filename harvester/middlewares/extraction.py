@@ -153,6 +153,7 @@ class ExtractionMiddleware:
             degraded=page.degraded,
             domain=(urlsplit(url).hostname or "").lower(),
             requested_url=response.request.url if response.request else response.url,
+            links=list(response.meta.get("harvester_links", ())),
         )
 
     def _final_url(self, response: HtmlResponse, canonical: str | None) -> str:
