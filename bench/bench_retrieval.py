@@ -69,8 +69,10 @@ def configurations(grid: bool) -> list[tuple[str, SearchTuning]]:
     configs = [("dense", SearchTuning()), ("sparse", SearchTuning()), ("hybrid", SearchTuning()),
                ("hybrid", SearchTuning(depth=40, dense_weight=1.0, sparse_weight=1.0, rrf_k=60))]
     if grid:
-        for depth, weight, k in itertools.product((20, 40, 80), (1.0, 1.5, 2.0, 3.0), (10, 20, 60)):
+        for depth, weight, k in itertools.product((20, 40), (1.0, 1.5, 2.0), (3, 5, 10)):
             configs.append(("hybrid", SearchTuning(depth=depth, sparse_weight=weight, rrf_k=k)))
+        for fusion, depth, weight in itertools.product(("minmax", "dbsf"), (10, 20, 40), (1.0, 1.5, 2.0, 3.0)):
+            configs.append(("hybrid", SearchTuning(depth=depth, sparse_weight=weight, fusion=fusion)))
     return configs
 
 
@@ -80,6 +82,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--grid", action="store_true", help="also try a grid of fusion settings")
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--workdir", type=Path,
+                        help="keep each corpus's crawl here and reuse it on the next run (tuning)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from qdrant_client import QdrantClient
@@ -89,9 +93,10 @@ def main() -> None:
     table: dict[str, dict[str, dict[str, float]]] = {}
     for corpus in args.corpora.split(","):
         with tempfile.TemporaryDirectory() as tmp, SiteServer(root=Path(ROOTS[corpus])) as server:
-            work = Path(tmp)
-            result = crawl("docs", server.url, work)
-            assert result.returncode == 0, result.output[-2000:]
+            work = args.workdir / corpus if args.workdir else Path(tmp)
+            if not (work / "q.jsonl").exists():
+                result = crawl("docs", server.url, work)
+                assert result.returncode == 0, result.output[-2000:]
             subprocess.run([sys.executable, str(EVAL / "score.py"), corpus, str(work / "pages.jsonl"),
                             "--queries-out", str(work / "q.jsonl"), "--max-queries", str(args.queries)],
                            check=True, capture_output=True)
@@ -102,7 +107,8 @@ def main() -> None:
             aliases = meta.get("aliases", {})
             client = QdrantClient(path=str(work / "qdrant"))
             for mode, tuning in configurations(args.grid):
-                label = f"{mode} depth={tuning.depth} w={tuning.dense_weight}/{tuning.sparse_weight} k={tuning.rrf_k}"
+                label = (f"{mode} {tuning.fusion} depth={tuning.depth} w={tuning.dense_weight}/{tuning.sparse_weight}"
+                         + (f" k={tuning.rrf_k}" if tuning.fusion == "rrf" else ""))
                 figures = evaluate(client, embedder, queries, lambda u: scorer.match_path(u, aliases, known),
                                    mode, tuning)
                 table.setdefault(label, {})[corpus] = figures

@@ -8,21 +8,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 
 from harvester import PROJECT_URL, __version__
 from harvester.content.canonical import DEFAULT_STRIP_PARAMS
+from harvester.cluster import apply_cluster_settings
 from harvester.content.urls import DEFAULT_SKIP_PATTERNS
 from harvester.embedding import DEFAULT_MODEL
+from harvester.extensions.recrawl import Recrawl
 from harvester.extensions.report import RunReport
 from harvester.extensions.throttle import CrawlDelayThrottle
 from harvester.items import EXPORTED_FIELDS
 from harvester.middlewares.canonical import ServedUrlMiddleware
+from harvester.middlewares.conditional import ConditionalRequestMiddleware, StoredLinksMiddleware
 from harvester.middlewares.extraction import ExtractionMiddleware
 from harvester.middlewares.failures import FailureRecorderMiddleware
+from harvester.middlewares.guard import SSRFGuardMiddleware
+from harvester.middlewares.limits import BoundedHttpCompressionMiddleware, EncodingFixMiddleware
+from harvester.middlewares.retryafter import RetryAfterMiddleware
 from harvester.middlewares.robots import QuietRobotsTxtMiddleware
 from harvester.pipelines.boilerplate import BoilerplatePipeline
+from harvester.middlewares.traps import CrawlTrapMiddleware
 from harvester.pipelines.chunking import ChunkingPipeline
 from harvester.pipelines.dedup import DedupPipeline
 from harvester.pipelines.embedding import EmbeddingPipeline
@@ -82,17 +90,49 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_EMBEDDING_BATCH_SIZE": 64,
     "HARVESTER_EMBEDDING_CACHE_SIZE": 20000,
     "HARVESTER_EMBEDDING_THREADS": 0,
+    "HARVESTER_EMBEDDING_PROCESS": True,
     "HARVESTER_INDEX_ENABLED": True,
     "HARVESTER_QDRANT_PATH": ".harvester/qdrant",
     "HARVESTER_QDRANT_COLLECTION": "harvester",
     "HARVESTER_QDRANT_BATCH_SIZE": 256,
     "QDRANT_URL": None,
     "QDRANT_API_KEY": None,
+    # Safety: the SSRF guard (its resolver is set in harvester/settings.py) and resource limits.
+    "HARVESTER_SSRF_GUARD_ENABLED": True,
+    "HARVESTER_ALLOWED_HOSTS": [],
+    "DOWNLOAD_MAXSIZE": 32 * 1024 * 1024,  # also caps decompressed bodies (HttpCompressionMiddleware)
+    "DOWNLOAD_WARNSIZE": 8 * 1024 * 1024,
+    "REDIRECT_MAX_TIMES": 10,
+    "URLLENGTH_LIMIT": 2083,
+    # The docs spider's next-page chains add one level per page, so this is only a backstop.
+    "DEPTH_LIMIT": 5000,
+    "HARVESTER_TRAP_DETECTION_ENABLED": True,
+    "HARVESTER_TRAP_MAX_SEGMENT_REPEATS": 3,
+    "HARVESTER_TRAP_MAX_DATE_VARIANTS": 50,
+    "HARVESTER_TRAP_MAX_QUERY_VARIANTS": 100,
+    "HARVESTER_MAX_PAGES_PER_HOST": 100000,
+    "HARVESTER_RETRY_AFTER_MAX": 120.0,
+    # robots.txt per RFC 9309 (harvester/middlewares/robots.py).
+    "HARVESTER_ROBOTSTXT_MAX_BYTES": 500 * 1024,
+    "HARVESTER_ROBOTSTXT_CACHE_SECONDS": 24 * 3600,
+    "HARVESTER_ROBOTSTXT_UNREACHABLE_SECONDS": 600,
+    # Re-crawls: conditional requests, chunk diffs, pruning (harvester/extensions/recrawl.py).
+    "HARVESTER_RECRAWL_ENABLED": True,
+    "HARVESTER_CONDITIONAL_REQUESTS": True,
+    "HARVESTER_SITEMAP_LASTMOD_SKIP": True,
+    "HARVESTER_PRUNE_ENABLED": True,
+    "HARVESTER_PRUNE_DRY_RUN": False,
     # Reporting and feeds.
     "HARVESTER_REPORT_ENABLED": True,
     "HARVESTER_REPORT_DIR": ".harvester/reports",
     "FEED_EXPORT_FIELDS": EXPORTED_FIELDS,
     "FEED_EXPORT_ENCODING": "utf-8",
+    # Cluster mode (harvester/cluster): a shared Redis frontier and cluster-wide politeness.
+    "HARVESTER_CLUSTER": False,
+    "HARVESTER_CLUSTER_CRAWL": "default",
+    "HARVESTER_CLUSTER_LEASE": 30.0,
+    "HARVESTER_CLUSTER_DELAY": 0.25,
+    "REDIS_URL": None,
 }
 
 PIPELINES = ((DedupPipeline, 100), (ChunkingPipeline, 200), (EmbeddingPipeline, 300), (IndexPipeline, 400),
@@ -116,9 +156,32 @@ class HarvesterAddon:
         settings.setdefault_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", QuietRobotsTxtMiddleware, 100
         )
+        # Above RetryMiddleware (550), so a host the resolver refused is not retried.
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", SSRFGuardMiddleware, 560)
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", HttpCompressionMiddleware, None)
+        settings.setdefault_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", BoundedHttpCompressionMiddleware, 590
+        )
+        # Response order runs from high to low: after decompression (590), before RetryMiddleware (550).
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", EncodingFixMiddleware, 586)
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RetryAfterMiddleware, 555)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ExtractionMiddleware, 100)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ServedUrlMiddleware, 900)
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CrawlTrapMiddleware, 700)
         # Our subclass takes AutoThrottle's place (the built-in sits in EXTENSIONS_BASE).
         settings.setdefault_in_component_priority_dict("EXTENSIONS", AutoThrottle, None)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlDelayThrottle, 0)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", RunReport, 500)
+        try:
+            cluster = settings.getbool("HARVESTER_CLUSTER")
+        except ValueError:
+            cluster = False  # harvester.config.check_settings names the bad value
+        if cluster:
+            apply_cluster_settings(settings)
+        # Before RunReport: built first, so its spider_closed handler (pruning) runs first.
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", Recrawl, 450)
+        # Past RedirectMiddleware (600) and RetryMiddleware (550): sees every request it sends.
+        settings.setdefault_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", ConditionalRequestMiddleware, 650
+        )
+        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", StoredLinksMiddleware, 150)

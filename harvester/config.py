@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from harvester.content.urls import check_css, compile_patterns
 from harvester.embedding import BACKENDS
+from harvester.guard import AllowList, GuardError
 
 CONVERTERS = ("markdownify", "html-to-markdown")
 
@@ -27,12 +28,17 @@ MINIMUMS: dict[str, int] = {
     "HARVESTER_CHUNK_MAX_TOKENS": 0,
     "HARVESTER_CHUNK_OVERLAP_TOKENS": 0,
     "HARVESTER_EXTRACTION_MIN_CHARS": 0,
+    "HARVESTER_TRAP_MAX_SEGMENT_REPEATS": 1,
+    "HARVESTER_TRAP_MAX_DATE_VARIANTS": 1,
+    "HARVESTER_TRAP_MAX_QUERY_VARIANTS": 1,
+    "HARVESTER_MAX_PAGES_PER_HOST": 0,
 }
 FLAGS = (
     "HARVESTER_EXTRACTION_ENABLED", "HARVESTER_DEDUP_ENABLED", "HARVESTER_CHUNKING_ENABLED",
     "HARVESTER_EMBEDDING_ENABLED", "HARVESTER_INDEX_ENABLED", "HARVESTER_REPORT_ENABLED",
     "HARVESTER_CRAWL_DELAY_ENABLED", "ROBOTSTXT_OBEY", "AUTOTHROTTLE_ENABLED",
     "HARVESTER_DEDUP_FEED_DUPLICATES",
+    "HARVESTER_SSRF_GUARD_ENABLED", "HARVESTER_TRAP_DETECTION_ENABLED",
 )
 
 
@@ -62,6 +68,10 @@ def check_settings(settings: BaseSettings) -> None:
         raise InvalidSettings("HARVESTER_EMBEDDING_ENABLED needs HARVESTER_CHUNKING_ENABLED: chunks are what is embedded")
     _check_extraction(settings)
     _check_dedup(settings)
+    try:
+        AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS"))
+    except GuardError as exc:
+        raise InvalidSettings(str(exc)) from exc
     backend = settings.get("HARVESTER_EMBEDDING_BACKEND")
     if backend not in BACKENDS:
         raise InvalidSettings(f"HARVESTER_EMBEDDING_BACKEND={backend!r} must be one of {BACKENDS}")
@@ -70,6 +80,11 @@ def check_settings(settings: BaseSettings) -> None:
         raise InvalidSettings(f"QDRANT_URL={url!r} must be an http:// or https:// URL")
     if not settings.get("QDRANT_URL") and not settings.get("HARVESTER_QDRANT_PATH"):
         raise InvalidSettings("set HARVESTER_QDRANT_PATH (local store) or QDRANT_URL (server)")
+    if _get(settings, "HARVESTER_CLUSTER", settings.getbool, "true or false"):
+        # Imported here: harvester.cluster imports this module.
+        from harvester.cluster import check_cluster_settings
+
+        check_cluster_settings(settings)
 
 
 def _check_extraction(settings: BaseSettings) -> None:

@@ -101,6 +101,31 @@ def load_embedder(name: str, device: str | None = None) -> Embedder:
     return Embedder(model=model, name=name)
 
 
+def model_dimension(name: str) -> int | None:
+    """The vector size of a local sentence-transformers folder, read from its config files without
+    loading the model (a re-crawl with nothing to embed never loads it); None when unknown."""
+    import json
+
+    location = Path(resolve_model(name))
+    try:
+        modules = json.loads((location / "modules.json").read_text(encoding="utf-8"))
+        dimension = None
+        for module in modules:
+            kind, path = module.get("type", ""), location / module.get("path", "")
+            if kind.endswith(".Pooling"):
+                dimension = json.loads((path / "config.json").read_text())["word_embedding_dimension"]
+            elif kind.endswith(".Dense"):
+                dimension = json.loads((path / "config.json").read_text())["out_features"]
+        return int(dimension) if dimension else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def is_local_model(name: str) -> bool:
+    """Whether ``name`` loads from a local folder (so loading it can wait until it is needed)."""
+    return os.path.isdir(resolve_model(name))
+
+
 class ModelUnavailable(RuntimeError):
     """The configured embedding model cannot be loaded."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scrapy.exceptions import DropItem
+from scrapy.exceptions import DropItem, IgnoreRequest
 
 
 class DuplicatePage(DropItem):
@@ -19,3 +19,12 @@ class NoChunks(DropItem):
 
 class InvalidStartUrl(ValueError):
     """The ``start`` spider argument cannot be crawled (bad syntax, non-HTTP(S) scheme...)."""
+
+
+class RequestRefused(IgnoreRequest):
+    """The SSRF guard refused to connect to the request's host (``harvester/middlewares/guard.py``)."""
+
+    def __init__(self, url: str, host: str, reason: str) -> None:
+        super().__init__(f"Refused by the SSRF guard ({reason}): {url}")
+        self.host = host
+        self.reason = reason

@@ -9,6 +9,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import error as net_error
 
+from harvester.exceptions import RequestRefused
+
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
@@ -20,6 +22,8 @@ _NETWORK_REASONS: tuple[tuple[type[BaseException], str], ...] = (
     (scrapy_errors.ResponseDataLossError, "truncated_response"),
     (scrapy_errors.DownloadFailedError, "download_failed"),
     (scrapy_errors.UnsupportedURLSchemeError, "unsupported_scheme"),
+    # Raised by the HTTP handler when a body grows past DOWNLOAD_MAXSIZE.
+    (scrapy_errors.DownloadCancelledError, "too_large"),
     (net_error.DNSLookupError, "dns_lookup_failed"),
     (net_error.ConnectionRefusedError, "connection_refused"),
     (net_error.TimeoutError, "timeout"),
@@ -34,7 +38,11 @@ def failure_reason(exc: BaseException) -> str:
     """A stable snake_case code for why a request failed (``http_404``, ``dns_lookup_failed``...)."""
     if isinstance(exc, HttpError):
         return f"http_{exc.response.status}"
+    if isinstance(exc, RequestRefused):
+        return "ssrf_refused"
     if isinstance(exc, IgnoreRequest):
+        if "exceeded DOWNLOAD_MAXSIZE" in str(exc):  # HttpCompressionMiddleware: a decompression bomb
+            return "too_large"
         return "robots_forbidden" if "robots.txt" in str(exc) else "ignored"
     for exc_type, reason in _NETWORK_REASONS:
         if isinstance(exc, exc_type):

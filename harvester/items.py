@@ -40,6 +40,9 @@ class PageItem:
     near_duplicate_of: str | None = None
     chunks: list[dict[str, Any]] = field(default_factory=list)
     vectors: list[Any] | None = None
+    # The wanted links found on the page (canonical URLs), stored with it so that a re-crawl that
+    # gets a 304 for the page can still follow them.
+    links: list[str] = field(default_factory=list)
 
 
-EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name != "vectors"]
+EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name not in ("vectors", "links")]

@@ -24,14 +24,21 @@ if TYPE_CHECKING:
 MODES = ("hybrid", "dense", "sparse")
 
 
+FUSIONS = ("rrf", "minmax", "dbsf")
+
+
 @dataclass(frozen=True)
 class SearchTuning:
-    """Candidates fetched per side, and the RRF weights and constant of the fusion."""
+    """Candidates fetched per side, and how the two lists are fused: weighted reciprocal rank
+    fusion (Qdrant's, constant ``rrf_k``), or a weighted sum of each side's scores normalised over
+    its candidates (``minmax``: to [0, 1]; ``dbsf``: mean +- 3 standard deviations, as Qdrant's
+    distribution-based score fusion, which has no weights)."""
 
     depth: int = 20
     dense_weight: float = 1.0
     sparse_weight: float = 1.0
     rrf_k: int = 10
+    fusion: str = "rrf"
 
 
 def search(
@@ -52,6 +59,8 @@ def search(
     elif mode == "sparse":
         response = client.query_points(collection, query=sparse, using=SPARSE_VECTOR,
                                        limit=limit, with_payload=True)
+    elif tuning.fusion != "rrf":
+        return collapse(_score_fusion(client, collection, embedder.vector_name, dense, sparse, tuning)[:limit], k)
     else:
         response = client.query_points(
             collection,
@@ -64,6 +73,40 @@ def search(
             limit=limit, with_payload=True,
         )
     return collapse([hit(p.payload or {}, p.score) for p in response.points], k)
+
+
+def _score_fusion(
+    client: QdrantClient, collection: str, using: str, dense: list[float], sparse: models.SparseVector,
+    tuning: SearchTuning,
+) -> list[dict[str, Any]]:
+    """Both candidate lists in one call, fused by weighted normalised scores."""
+    if tuning.fusion not in FUSIONS:
+        raise ValueError(f"unknown fusion {tuning.fusion!r}: one of {FUSIONS}")
+    dense_side, sparse_side = client.query_batch_points(collection, [
+        models.QueryRequest(query=dense, using=using, limit=tuning.depth, with_payload=True),
+        models.QueryRequest(query=sparse, using=SPARSE_VECTOR, limit=tuning.depth, with_payload=True),
+    ])
+    fused: dict[Any, float] = {}
+    payloads: dict[Any, dict[str, Any]] = {}
+    for points, weight in ((dense_side.points, tuning.dense_weight), (sparse_side.points, tuning.sparse_weight)):
+        for point, score in zip(points, _normalised([p.score for p in points], tuning.fusion), strict=True):
+            fused[point.id] = fused.get(point.id, 0.0) + weight * score
+            payloads[point.id] = point.payload or {}
+    ranked = sorted(fused, key=fused.__getitem__, reverse=True)
+    return [hit(payloads[point_id], fused[point_id]) for point_id in ranked]
+
+
+def _normalised(scores: list[float], fusion: str) -> list[float]:
+    if not scores:
+        return []
+    if fusion == "minmax":
+        low, high = min(scores), max(scores)
+    else:
+        mean = sum(scores) / len(scores)
+        spread = 3 * (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+        low, high = mean - spread, mean + spread
+    span = (high - low) or 1.0
+    return [(score - low) / span for score in scores]
 
 
 def collapse(hits: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:

@@ -12,6 +12,9 @@ NEWSPIDER_MODULE = "harvester.spiders"
 COMMANDS_MODULE = "harvester.commands"
 ADDONS = {"harvester.addon.HarvesterAddon": 0}
 LOG_LEVEL = os.environ.get("HARVESTER_LOG_LEVEL", "INFO")
+# The SSRF guard's resolver. Scrapy installs it for the process from these settings, before
+# add-ons run, so it cannot live in the add-on's defaults.
+TWISTED_DNS_RESOLVER = "harvester.resolver.GuardedResolver"
 
 _ENVIRONMENT = {
     "QDRANT_URL": "QDRANT_URL",
@@ -22,6 +25,10 @@ _ENVIRONMENT = {
     "HARVESTER_EMBEDDING_DEVICE": "HARVESTER_EMBEDDING_DEVICE",
     "HARVESTER_EMBEDDING_BACKEND": "HARVESTER_EMBEDDING_BACKEND",
     "HARVESTER_REPORT_DIR": "HARVESTER_REPORT_DIR",
+    "HARVESTER_ALLOWED_HOSTS": "HARVESTER_ALLOWED_HOSTS",
+    "REDIS_URL": "REDIS_URL",
+    "HARVESTER_CLUSTER": "HARVESTER_CLUSTER",
+    "HARVESTER_CLUSTER_CRAWL": "HARVESTER_CLUSTER_CRAWL",
 }
 for _setting, _variable in _ENVIRONMENT.items():
     if os.environ.get(_variable):

@@ -6,6 +6,8 @@
 ``page_aliased(url, alias)``: ``alias`` serves the same content as the stored page ``url``.
 ``page_near_duplicate(url, original, similarity)``: ``url`` nearly repeats the page ``original``.
 ``chunks_superseded(ids)``: stored chunk points that boilerplate now covers; the index deletes them.
+``host_refused(host, reason)``: the SSRF guard refused a host (sent once per host).
+``pages_indexed(items)``: the index pipeline wrote these pages' points to Qdrant.
 """
 
 page_skipped = object()
@@ -14,3 +16,5 @@ page_low_quality = object()
 page_aliased = object()
 page_near_duplicate = object()
 chunks_superseded = object()
+host_refused = object()
+pages_indexed = object()

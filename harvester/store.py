@@ -77,6 +77,25 @@ def point_id(url: str, index: int) -> str:
     return str(uuid.uuid5(POINT_NAMESPACE, f"{url}#{index}"))
 
 
+def chunk_point_id(url: str, text: str, occurrence: int = 0) -> str:
+    """The point id of a chunk of the page at ``url`` whose embedded text is ``text``.
+
+    Derived from the text, not the chunk's position, so a re-crawl keeps the ids (and the vectors)
+    of the chunks that did not change when text is inserted above them; ``occurrence`` tells apart
+    the same text repeated on one page.
+    """
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    suffix = f"#{occurrence}" if occurrence else ""
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{url}#text:{digest}{suffix}"))
+
+
+def page_points_filter(url: str) -> models.Filter:
+    """Every point of the page at ``url``."""
+    return models.Filter(
+        must=[models.FieldCondition(key="metadata.source_url", match=models.MatchValue(value=url))]
+    )
+
+
 def stale_chunks_filter(url: str, keep_ids: Sequence[str]) -> models.Filter:
     """The points of ``url`` that are not among ``keep_ids``."""
     return models.Filter(

@@ -24,5 +24,9 @@ class Worker:
         future = self._executor.submit(fn, *args, **kwargs)
         return await asyncio.wrap_future(future)
 
+    def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn`` in the worker and wait for it, blocking the caller (for shutdown steps)."""
+        return self._executor.submit(fn, *args, **kwargs).result()
+
     def close(self) -> None:
         self._executor.shutdown(wait=True)

@@ -31,6 +31,9 @@ def scrapy_env(workdir: Path, **extra: str) -> dict[str, str]:
         HARVESTER_QDRANT_PATH=str(workdir / "qdrant"),
         HARVESTER_REPORT_DIR=str(workdir / "reports"),
         PYTHONUNBUFFERED="1",
+        # The SSRF guard refuses loopback; the test sites are on 127.0.0.1 only (the canary server
+        # on 127.0.0.2 must stay refused).
+        HARVESTER_ALLOWED_HOSTS="127.0.0.1",
         **extra,
     )
     return env

@@ -6,6 +6,7 @@ unusable; a scheduler or CI running Harvester needs the failure in the exit stat
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,8 @@ from harvester.spiders._base import HarvesterSpider
 
 if TYPE_CHECKING:
     import argparse
+
+logger = logging.getLogger(__name__)
 
 FATAL_REASONS = {
     "start_url_failed": "the start URL could not be fetched",
@@ -31,11 +34,24 @@ def crawl_failure(stats: dict[str, Any]) -> str | None:
     if reason in FATAL_REASONS:
         return FATAL_REASONS[reason]
     crawled = stats.get("harvester/pages/crawled", 0)
-    if not crawled:
+    # A re-crawl of an unchanged site extracts nothing: its pages answer 304 or are skipped by
+    # their sitemap lastmod, and that is success; so is a resumed job with little left to do.
+    unchanged = sum(stats.get(f"harvester/recrawl/{key}", 0)
+                    for key in ("unchanged_304", "sitemap_lastmod_skipped", "resumed_reached"))
+    if not crawled and not unchanged:
         return "no page could be crawled (see the errors above)"
-    if stats.get("harvester/pages/failed/extraction_error", 0) >= crawled:
+    if crawled and stats.get("harvester/pages/failed/extraction_error", 0) >= crawled:
         return "extraction failed on every page (see the errors above)"
     return None
+
+
+def _idle_cluster_worker(settings: Any, stats: dict[str, Any]) -> bool:
+    """A cluster worker that found the shared frontier empty did nothing wrong."""
+    return (
+        settings.getbool("HARVESTER_CLUSTER")
+        and stats.get("finish_reason") == "finished"
+        and not stats.get("harvester/pages/crawled")
+    )
 
 
 class Command(ScrapyCrawlCommand):
@@ -54,7 +70,11 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = 1
             return
         if issubclass(spidercls, HarvesterSpider) and crawler.stats is not None:
-            failure = crawl_failure(crawler.stats.get_stats())
+            stats = crawler.stats.get_stats()
+            failure = crawl_failure(stats)
+            if failure and _idle_cluster_worker(crawler.settings, stats):
+                logger.info("The other cluster workers took every page: nothing was left for this one")
+                failure = None
             if failure:
                 self._fail(f"crawl failed: {failure}", exitcode=1)
 
@@ -75,4 +95,7 @@ class Command(ScrapyCrawlCommand):
 
     def _fail(self, message: str, exitcode: int) -> None:
         print(f"harvester: error: {message}", file=sys.stderr)
+        if self.settings is not None and self.settings.get("LOG_FILE"):
+            # Scrapyd keeps a job's LOG_FILE, not its stderr.
+            logger.error("harvester: error: %s", message)
         self.exitcode = exitcode

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import resource
 import time
 from collections import defaultdict
 from datetime import datetime, timezone
@@ -13,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from harvester.signals import page_aliased, page_failed, page_low_quality, page_near_duplicate, page_skipped
+from harvester.signals import (
+    host_refused,
+    page_aliased,
+    page_failed,
+    page_low_quality,
+    page_near_duplicate,
+    page_skipped,
+)
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -33,6 +41,8 @@ class RunReport:
     ``harvester/summary/{aliases,near_duplicates,boilerplate_chunks,embeddings_saved}`` and
     ``harvester/summary/report_file``. The report file also maps each stored page to its aliases
     (``alias_urls``) and each near duplicate to its original (``near_duplicate_urls``).
+    With the Recrawl extension, the summary has a ``recrawl`` block (new, updated, unchanged,
+    deleted and pruned pages, chunks embedded and reused, the pruned URLs).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -46,6 +56,7 @@ class RunReport:
         self._low_quality: dict[str, float] = {}
         self._aliases: dict[str, list[str]] = defaultdict(list)
         self._near_duplicates: dict[str, dict[str, Any]] = {}
+        self._refused_hosts: dict[str, str] = {}
         self._stored = 0
         self._chunks = 0
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
@@ -57,6 +68,7 @@ class RunReport:
         crawler.signals.connect(self._page_low_quality, signal=page_low_quality)
         crawler.signals.connect(self._page_aliased, signal=page_aliased)
         crawler.signals.connect(self._page_near_duplicate, signal=page_near_duplicate)
+        crawler.signals.connect(self._host_refused, signal=host_refused)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -87,6 +99,8 @@ class RunReport:
 
     def _page_near_duplicate(self, url: str, original: str, similarity: float, **kwargs: Any) -> None:
         self._near_duplicates[url] = {"of": original, "similarity": similarity}
+    def _host_refused(self, host: str, reason: str, **kwargs: Any) -> None:
+        self._refused_hosts[host] = reason
 
     def summary(self, reason: str) -> dict[str, Any]:
         """The figures of this run so far."""
@@ -104,7 +118,18 @@ class RunReport:
             "chunks_stored": self._chunks,
             **dedup_figures(stats, self._aliases, self._near_duplicates),
             "elapsed_seconds": round(time.monotonic() - self._started, 2),
+            "hosts_refused": len(self._refused_hosts),
+            # The crawler's peak, and the largest of its ended children's (the embedding process).
+            "peak_rss_mib": _peak_rss_mib(resource.RUSAGE_SELF),
+            "peak_rss_children_mib": _peak_rss_mib(resource.RUSAGE_CHILDREN),
+            **self._recrawl_summary(),
         }
+
+    def _recrawl_summary(self) -> dict[str, Any]:
+        from harvester.extensions.recrawl import Recrawl
+
+        recrawl = self.crawler.get_extension(Recrawl)
+        return {"recrawl": recrawl.summary()} if recrawl is not None else {}
 
     def _spider_closed(self, spider: Spider, reason: str) -> None:
         summary = self.summary(reason)
@@ -125,7 +150,7 @@ class RunReport:
         path = directory / f"{summary['spider']}-{stamp}.json"
         body = {**summary, "skipped": dict(self._skipped), "failed": dict(self._failed),
                 "low_quality": self._low_quality, "alias_urls": dict(self._aliases),
-                "near_duplicate_urls": self._near_duplicates}
+                "near_duplicate_urls": self._near_duplicates, "refused_hosts": self._refused_hosts}
         try:
             directory.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(body, indent=1, sort_keys=True), encoding="utf-8")
@@ -147,11 +172,27 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         f"  low quality:    {summary.get('pages_low_quality', 0)} (stored; listed in the report)",
         f"  chunks stored:  {summary['chunks_stored']}",
         f"  elapsed:        {summary['elapsed_seconds']:.1f} s",
+        f"  peak memory:    {summary.get('peak_rss_mib', 0):.0f} MiB"
+        f" (embedding process: {summary.get('peak_rss_children_mib', 0):.0f} MiB)",
     ]
     if "aliases" in summary:
         lines.append(f"  dedup:          {summary['aliases']} aliases, {summary['near_duplicates']} near duplicates, "
                      f"{summary['boilerplate_chunks']} boilerplate chunks, "
                      f"{summary['embeddings_saved']} embeddings saved")
+    if summary.get("hosts_refused"):
+        lines.append(f"  hosts refused:  {summary['hosts_refused']} (SSRF guard; listed in the report)")
+    recrawl = summary.get("recrawl")
+    if recrawl:
+        lines.append(
+            "  re-crawl:       {new} new, {updated} updated, {unchanged_304} unchanged (304), "
+            "{unchanged_hash} unchanged (same hash), {deleted} deleted, {pruned} pruned, "
+            "{sitemap_lastmod_skipped} skipped by sitemap lastmod".format(**recrawl)
+        )
+        lines.append(
+            "  chunks:         {chunks_embedded} embedded, {chunks_reused} reused".format(**recrawl)
+        )
+        if recrawl.get("would_prune_urls"):
+            lines.append(f"  dry run:        {recrawl['would_prune']} pages would be pruned (listed in the report)")
     if report_file:
         lines.append(f"  report:         {report_file} (every skipped and failed URL)")
     return "\n".join(lines)
@@ -170,6 +211,8 @@ def dedup_figures(stats: Any, aliases: dict[str, list[str]], near: dict[str, Any
         "embeddings_saved": stats.get_value("harvester/boilerplate/embeddings_saved", 0)
         + stats.get_value("harvester/embedding/cache_hits", 0),
     }
+def _peak_rss_mib(who: int) -> float:
+    return round(resource.getrusage(who).ru_maxrss / 1024, 1)  # Linux reports KiB
 
 
 def _by_reason(counts: dict[str, int]) -> str:

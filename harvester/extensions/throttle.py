@@ -76,6 +76,11 @@ class CrawlDelayThrottle(AutoThrottle):
                 self._apply_floor(slot, self._floors[host])
 
     def _adjust_delay(self, slot: Slot, latency: float, response: Response) -> None:
+        if response.status == 304:
+            # AutoThrottle lowers the delay only after a 200 (error pages are small and fast); a
+            # 304 answers a successful conditional request, and a re-crawl of an unchanged site
+            # gets nothing else, so it would keep AUTOTHROTTLE_START_DELAY between all requests.
+            response = response.replace(status=200)
         super()._adjust_delay(slot, latency, response)
         host = urlparse_cached(response).hostname or ""
         if host in self._floors:

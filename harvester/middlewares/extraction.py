@@ -156,6 +156,7 @@ class ExtractionMiddleware:
             domain=(urlsplit(url).hostname or "").lower(),
             requested_url=response.request.url if response.request else response.url,
             aliases=self._aliases(response, url),
+            links=list(response.meta.get("harvester_links", ())),
         )
 
     def _aliases(self, response: HtmlResponse, url: str) -> list[str]:

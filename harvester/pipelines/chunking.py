@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
 from harvester.content.chunking import TextChunk, TokenCounter, chunk_markdown, tokenizer_counter
 from harvester.content.context import context_line, embedding_text, heading_paths
-from harvester.embedding import backend_options, load_backend
+from harvester.embedding import backend_options, is_local_model, load_backend
 from harvester.exceptions import NoChunks
-from harvester.store import point_id
+from harvester.store import chunk_point_id
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
@@ -56,7 +57,12 @@ class ChunkingPipeline:
         return cls(crawler)
 
     async def open_spider(self) -> None:
-        embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
+        if not is_local_model(self._model_name):
+            await self._worker.run(self._load)
+        # A local model loads with the first page to chunk: a re-crawl of an unchanged site has none.
+
+    def _load(self) -> None:
+        embedder = load_backend(self._model_name, **self._backend)
         # Its own copy: the model's tokenizer is reconfigured by every encode() in another thread.
         self._count = tokenizer_counter(copy.deepcopy(embedder.tokenizer))
         limit = embedder.max_tokens
@@ -77,6 +83,8 @@ class ChunkingPipeline:
 
     def _chunk(self, item: PageItem) -> list[dict[str, Any]]:
         """Chunks whose embedded text (context line + text) stays within the model's limit."""
+        if self._count is None:
+            self._load()
         assert self._count is not None
         contexts = [context_line(item.title, path) for path in heading_paths(item.headings) or [()]]
         # Room for the longest context line of the page (+2 for the blank line after it), at most
@@ -86,17 +94,20 @@ class ChunkingPipeline:
             item.markdown, self._count, max_tokens=self._max_tokens - reserve, overlap_tokens=self._overlap
         )
         contexts = self._fit_contexts(item.title, pieces)
-        return [
-            {
-                "id": point_id(item.url, index),
+        occurrences: Counter[str] = Counter()
+        chunks = []
+        for index, (piece, context) in enumerate(zip(pieces, contexts, strict=True)):
+            embedded = embedding_text(context, piece.text)
+            chunks.append({
+                "id": chunk_point_id(item.url, embedded, occurrences[embedded]),
                 "index": index,
                 "text": piece.text,
                 "heading_path": list(piece.heading_path),
                 "context": context,
                 "token_count": piece.token_count,
-            }
-            for index, (piece, context) in enumerate(zip(pieces, contexts, strict=True))
-        ]
+            })
+            occurrences[embedded] += 1
+        return chunks
 
     def _fit_contexts(self, title: str, pieces: list[TextChunk]) -> list[str]:
         """Each piece's context line, shortened (title only, then none) where the whole is over."""

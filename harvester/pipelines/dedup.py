@@ -12,6 +12,7 @@ from scrapy.utils.asyncio import run_in_thread
 
 from harvester.content.dedup import NearDuplicates, signature
 from harvester.exceptions import DuplicatePage, NearDuplicatePage
+from harvester.extensions.recrawl import Recrawl
 from harvester.signals import page_aliased, page_near_duplicate
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class DedupPipeline:
         self._shingle = settings.getint("HARVESTER_NEAR_DUPLICATE_SHINGLE")
         threshold = settings.getfloat("HARVESTER_NEAR_DUPLICATE_THRESHOLD")
         self._near = NearDuplicates(threshold) if threshold > 0 else None
+        self._crawler = crawler
         self._urls: set[str] = set()
         self._hashes: dict[str, str] = {}
         self.aliases: dict[str, list[str]] = defaultdict(list)
@@ -71,10 +73,16 @@ class DedupPipeline:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    def _unchanged_original(self, item: PageItem) -> str | None:
+        """The stored page with this content that a re-crawl reached without fetching it (304)."""
+        recrawl = self._crawler.get_extension(Recrawl)
+        original = recrawl.unchanged_hashes.get(item.content_hash) if recrawl is not None else None
+        return original if original != item.url else None
+
     async def process_item(self, item: PageItem) -> PageItem:
         if item.url in self._urls:
             return self._duplicate(item, item.url, "same_url")
-        first = self._hashes.get(item.content_hash)
+        first = self._hashes.get(item.content_hash) or self._unchanged_original(item)
         if first is not None:
             return self._duplicate(item, first, "same_content")
         # Claimed before the MinHash is computed off the reactor, so a copy arriving meanwhile is

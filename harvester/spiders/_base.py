@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -163,11 +163,35 @@ class HarvesterSpider(scrapy.Spider):
             self.crawler.stats.inc_value("harvester/urls/served_forms_learned")
             logger.debug("Learned the served URL form: %s -> %s", redirects[0], response.url)
 
-    def page_request(self, url: str, callback: Callable[..., Any]) -> scrapy.Request | None:
-        """A request for a content page, or None when ``url`` is out of scope or seen before."""
-        if not self.wants(url) or not self.claim(url):
+    def page_request(
+        self, url: str, callback: Callable[..., Any], source: scrapy.http.Response | None = None
+    ) -> scrapy.Request | None:
+        """A request for a content page, or None when ``url`` is out of scope or seen before.
+
+        With ``source`` (the page the link is on), the link is remembered with that page, so a
+        re-crawl that gets a 304 for it can still follow it.
+        """
+        if not self.wants(url):
+            return None
+        if source is not None:
+            self.remember_link(source, url)
+        if not self.claim(url):
             return None
         return scrapy.Request(self.request_url(url), callback=callback, errback=self.page_failed)
+
+    def remember_link(self, source: scrapy.http.Response, url: str) -> None:
+        """Note a wanted link of ``source``; the extraction middleware stores them with its page."""
+        links = source.meta.setdefault("harvester_links", [])
+        key = canonical_url(url, self._strip)
+        if key not in links:
+            links.append(key)
+
+    def follow_stored_links(self, response: scrapy.http.Response, urls: list[str]) -> Iterator[scrapy.Request]:
+        """Requests for the links stored with a page that answered 304 (it has no body to parse)."""
+        for url in urls:
+            request = self.page_request(url, self.parse, source=response)
+            if request is not None:
+                yield request
 
     def parse(self, response: scrapy.http.Response, **kwargs: Any) -> Any:
         return ()

@@ -32,7 +32,7 @@ class DocsSpider(HarvesterSpider):
             ("content_links", content_links(response.selector), -1),
         ):
             for href in hrefs:
-                request = self.page_request(response.urljoin(href), self.parse)
+                request = self.page_request(response.urljoin(href), self.parse, source=response)
                 if request is not None:
                     request.priority = priority
                     self.crawler.stats.inc_value(f"harvester/docs/{kind}")

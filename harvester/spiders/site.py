@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import scrapy
 from scrapy.http import Response
+from scrapy.link import Link
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
 
@@ -36,14 +37,25 @@ class SiteSpider(HarvesterSpider, CrawlSpider):
             yield request.replace(callback=self._parse)
 
     def follow_link(self, request: scrapy.Request, response: Response) -> scrapy.Request | None:
+        if not self.wants(request.url):
+            return None
+        self.remember_link(response, request.url)
         depth = response.meta.get("depth", 0) + 1
         if depth > self._max_depth():
             self.crawler.stats.inc_value("harvester/site/too_deep")
             return None
-        if not self.wants(request.url) or not self.claim(request.url):
+        if not self.claim(request.url):
             return None
         url = self.request_url(request.url)
         return request if url == request.url else request.replace(url=url)
+
+    def follow_stored_links(self, response: Response, urls: list[str]) -> Iterator[scrapy.Request]:
+        """The stored links of a page that answered 304, through the same rule as parsed links."""
+        rule = self._rules[0]
+        for url in urls:
+            request = rule.process_request(self._build_request(0, Link(url)), response)
+            if request is not None:
+                yield request
 
     def _max_depth(self) -> int:
         if self._max_depth_arg not in (None, ""):

@@ -14,6 +14,8 @@ from scrapy.spiders.sitemap import iterloc
 from scrapy.utils.sitemap import Sitemap
 
 from harvester.content.urls import host_key, scope_prefix
+from harvester.extensions.recrawl import Recrawl
+from harvester.recrawl import unchanged_since
 from harvester.signals import page_failed
 from harvester.spiders._base import HarvesterSpider
 
@@ -39,7 +41,9 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
     """Scrapy's SitemapSpider (robots.txt ``Sitemap:`` lines, sitemap indexes, gzipped sitemaps)
     limited to the start URL's host and path prefix and to ``allow``/``deny``/``max_pages``.
 
-    Stats: ``harvester/sitemap/invalid``, ``harvester/sitemap/out_of_scope``.
+    Stats: ``harvester/sitemap/invalid``, ``harvester/sitemap/out_of_scope``,
+    ``harvester/recrawl/sitemap_lastmod_skipped`` (stored pages whose ``lastmod`` is not newer
+    than their harvest: not fetched, still reached; ``HARVESTER_SITEMAP_LASTMOD_SKIP``).
     """
 
     name = "sitemap"
@@ -63,9 +67,27 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
             loc = entry.get("loc", "")
             # Child sitemaps may live outside the path prefix, never on another host.
             if (host_key(loc) == host_key(self.start_url)) if is_index else self._wants_page(loc):
-                yield entry
+                if is_index or not self._unchanged_since_harvest(loc, entry.get("lastmod")):
+                    yield entry
             else:
                 self.crawler.stats.inc_value("harvester/sitemap/out_of_scope")
+
+    def _unchanged_since_harvest(self, url: str, lastmod: str | None) -> bool:
+        """Whether the sitemap's ``lastmod`` says the stored copy of ``url`` is current
+        (``HARVESTER_SITEMAP_LASTMOD_SKIP``); such a page is not fetched but counts as reached."""
+        if not lastmod or not self.settings.getbool("HARVESTER_SITEMAP_LASTMOD_SKIP"):
+            return False
+        recrawl = self.crawler.get_extension(Recrawl)
+        page = recrawl.stored(url) if recrawl is not None else None
+        if page is None or not page.consistent or not unchanged_since(lastmod, page.harvested_at):
+            return False
+        recrawl.mark_unchanged(url)
+        recrawl.count("sitemap_lastmod_skipped")
+        return True
+
+    def follow_stored_links(self, response: Response, urls: list[str]) -> Iterable[scrapy.Request]:
+        """Pages come from the sitemaps only, also when one answers 304."""
+        return ()
 
     def _wants_page(self, url: str) -> bool:
         return self.wants(url) and self.claim(url)
