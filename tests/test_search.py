@@ -8,7 +8,7 @@ from qdrant_client import QdrantClient, models
 from harvester.content.context import context_line, embedding_text, heading_paths
 from harvester.content.lexical import document_vector, query_vector, terms
 from harvester.embedding import DEFAULT_MODEL, load_embedder
-from harvester.search import SearchTuning, collapse, search
+from harvester.search import FUSIONS, SearchTuning, _normalised, _score_fusion, collapse, search
 from harvester.store import chunk_vectors, ensure_collection, point_id
 
 
@@ -73,13 +73,50 @@ def collection(tmp_path_factory):
     client.close()
 
 
-@pytest.mark.parametrize("mode", ["dense", "sparse", "hybrid"])
-def test_each_mode_finds_the_page(collection, mode):
+@pytest.mark.parametrize(("mode", "fusion"), [("dense", "rrf"), ("sparse", "rrf"),
+                                               *(("hybrid", fusion) for fusion in FUSIONS)])
+def test_each_mode_finds_the_page(collection, mode, fusion):
     client, embedder = collection
-    hits = search(client, "c", embedder, "RETRY_TIMES retried downloads", 3, mode)
+    tuning = SearchTuning(fusion=fusion)
+    hits = search(client, "c", embedder, "RETRY_TIMES retried downloads", 3, mode, tuning)
     assert hits[0]["url"] == "http://h/retry.html"
-    hits = search(client, "c", embedder, "store responses in a disk cache", 3, mode)
+    hits = search(client, "c", embedder, "store responses in a disk cache", 3, mode, tuning)
     assert hits[0]["url"] == "http://h/cache.html"
+
+
+def test_normalised_scores():
+    assert _normalised([3.0, 2.0, 1.0], "minmax") == [1.0, 0.5, 0.0]
+    assert _normalised([5.0, 5.0], "minmax") == [0.0, 0.0]
+    dbsf = _normalised([3.0, 2.0, 1.0], "dbsf")
+    assert dbsf[1] == pytest.approx(0.5) and dbsf[0] < 1.0 and dbsf[2] > 0.0
+
+
+class _Side:
+    def __init__(self, scored):
+        self.points = [models.ScoredPoint(id=i, version=0, score=s, payload={"page_content": i}) for i, s in scored]
+
+
+class _TwoSides:
+    """A client whose dense side prefers "a" by a hair and whose sparse side is sure of "b"."""
+
+    def query_batch_points(self, collection, requests):
+        return [_Side([("a", 0.61), ("b", 0.60), ("c", 0.20)]), _Side([("b", 12.0), ("a", 1.0), ("c", 0.5)])]
+
+
+@pytest.mark.parametrize("fusion", ["minmax", "dbsf"])
+def test_score_fusion_keeps_a_confident_lexical_hit_first(fusion):
+    hits = _score_fusion(_TwoSides(), "c", "dense", [0.0], models.SparseVector(indices=[], values=[]),
+                         SearchTuning(fusion=fusion))
+    assert [h["text"] for h in hits] == ["b", "a", "c"]
+    by_dense_only = _score_fusion(_TwoSides(), "c", "dense", [0.0], models.SparseVector(indices=[], values=[]),
+                                  SearchTuning(fusion=fusion, sparse_weight=0.0))
+    assert by_dense_only[0]["text"] == "a"
+
+
+def test_unknown_fusion_is_refused():
+    with pytest.raises(ValueError, match="unknown fusion"):
+        _score_fusion(_TwoSides(), "c", "dense", [0.0], models.SparseVector(indices=[], values=[]),
+                      SearchTuning(fusion="borda"))
 
 
 def test_exact_identifier_needs_the_sparse_side(collection):
