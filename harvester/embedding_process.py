@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
@@ -80,6 +83,7 @@ class ProcessEmbedder:
 
 def _load_in_child(name: str, options: dict[str, Any]) -> None:
     global _CHILD_EMBEDDER
+    _exit_with_parent()
     from harvester.embedding import ModelUnavailable, load_backend
 
     threads = options.get("threads") or 0
@@ -92,6 +96,20 @@ def _load_in_child(name: str, options: dict[str, Any]) -> None:
     except ModelUnavailable as exc:
         # An initializer that raises breaks the pool with no message; keep it for the first call.
         _CHILD_EMBEDDER = exc
+
+
+def _exit_with_parent() -> None:
+    """End this process when the crawler is gone. A crawler killed with SIGKILL cannot shut the pool
+    down, and the pool's queues give its worker no end-of-file (the worker holds both ends), so
+    without this the model would stay in memory for good."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="harvester-parent-watch", daemon=True).start()
 
 
 def _loaded() -> Any:

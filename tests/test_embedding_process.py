@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +15,7 @@ import pytest
 from harvester.embedding import DEFAULT_MODEL, ModelUnavailable, load_embedder
 from harvester.embedding_process import EmbeddingProcessFailed, ProcessEmbedder
 
+REPO = Path(__file__).resolve().parent.parent
 OPTIONS = {"backend": "torch", "device": "cpu", "threads": 1, "onnx_cache": None}
 TEXTS = ["How do I register a blueprint?", "Qdrant keeps a sparse vector beside the dense one.", "x"]
 
@@ -44,3 +49,40 @@ def test_a_model_the_child_cannot_load_is_reported_with_its_reason(tmp_path):
             embedder.load()
     finally:
         embedder.close()
+
+
+PARENT = """
+import sys
+from harvester.embedding_process import ProcessEmbedder
+embedder = ProcessEmbedder(sys.argv[1], {"backend": "torch", "device": "cpu", "threads": 1, "onnx_cache": None})
+try:
+    embedder.load()
+except Exception:
+    pass  # the child is up (its model is not): enough to watch it outlive its parent
+print(embedder.pids()[0], flush=True)
+sys.stdin.read()
+"""
+
+
+def test_the_child_ends_when_the_crawler_is_killed(tmp_path):
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path / "no-model")], cwd=REPO,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        assert _alive(child)
+        parent.kill()
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(child), "the embedding process outlived its killed parent"
+    finally:
+        parent.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
