@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import itertools
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,6 +62,12 @@ def model_alone(texts: list[str], batch_size: int, threads: int, work: Path) -> 
     return float(done.stdout.strip().splitlines()[-1])
 
 
+def _stat(log: str, key: str) -> float:
+    """A number from the stats dump Scrapy logs when the crawl closes (0 when absent)."""
+    found = re.search(rf"'{re.escape(key)}': ([0-9.]+)", log)
+    return float(found.group(1)) if found else 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", default="flask", choices=sorted(ROOTS))
@@ -100,10 +107,17 @@ def main() -> None:
                          settings={"HARVESTER_EMBEDDING_THREADS": threads,
                                    "HARVESTER_EMBEDDING_PROCESS": in_process})
             assert full.returncode == 0, full.output[-2000:]
-            e2e_rate = full.report["chunks_stored"] / full.report["elapsed_seconds"]
+            # The model loads while the first pages download; model-alone excludes loading, so the
+            # pipeline is timed from the moment its model was ready (both figures are kept).
+            ready = _stat(full.output, "harvester/embedding/model_ready_seconds")
+            seconds = full.report["elapsed_seconds"] - ready
+            e2e_rate = full.report["chunks_stored"] / seconds
             results[f"end_to_end_process_{in_process}_threads_{threads}"] = {
                 "pages": full.report["pages_stored"], "chunks": full.report["chunks_stored"],
-                "seconds": full.report["elapsed_seconds"], "chunks_per_s": round(e2e_rate, 2),
+                "seconds_from_spider_open": full.report["elapsed_seconds"], "model_ready_after_s": ready,
+                "seconds_from_model_ready": round(seconds, 2), "chunks_per_s": round(e2e_rate, 2),
+                "ratio_including_model_load": round(
+                    full.report["chunks_stored"] / full.report["elapsed_seconds"] / model_rates[threads], 3),
                 "ratio_over_model_same_threads": round(e2e_rate / model_rates[threads], 3),
                 "ratio_over_best_model": round(e2e_rate / best_model, 3),
                 "peak_rss_mib": full.report.get("peak_rss_mib")}

@@ -136,6 +136,8 @@ def test_deploy_schedule_and_read_a_crawl_on_scrapyd(tmp_path: Path, scrapyd: Sc
             ("start", site.url + "docs/p1.html"), ("collection", "scrapyd_docs"),
             ("setting", f"HARVESTER_QDRANT_PATH={qdrant}"), ("setting", f"HARVESTER_REPORT_DIR={reports}"),
             ("setting", "HARVESTER_ALLOWED_HOSTS=127.0.0.1"),
+            # The model's own process must start under Scrapyd's job runner too.
+            ("setting", "HARVESTER_EMBEDDING_PROCESS=1"),
         ])
         bad = scrapyd.schedule([("project", "harvester"), ("spider", "docs"), ("start", "not-a-url")])
         finished = scrapyd.wait(job)
@@ -143,6 +145,7 @@ def test_deploy_schedule_and_read_a_crawl_on_scrapyd(tmp_path: Path, scrapyd: Sc
 
     log = scrapyd.job_log(job)
     assert "'finish_reason': 'finished'" in log, log[-3000:]
+    assert "in a child process" in log
     items_path = scrapyd.home / "items" / "harvester" / "docs" / f"{job}.jl"
     assert finished["items_url"].endswith(f"{job}.jl")
     items = [json.loads(line) for line in items_path.read_text().splitlines()]
