@@ -191,29 +191,20 @@ def test_two_workers_share_one_frontier_politely(tmp_path: Path, redis_server) -
 
 @pytest.mark.e2e
 def test_a_killed_worker_loses_no_page(tmp_path: Path, redis_server) -> None:  # noqa: F811
-    pages = 30
-    with SiteServer(routes=wait_for_workers(big_site(pages), redis_server.url, "killed")) as site:
-        start = site.url + "docs/p0.html"
-        (victim, victim_dir), (survivor, survivor_dir) = [
-            start_worker(name, start, tmp_path, redis_server.url, "killed", HARVESTER_CLUSTER_LEASE="3")
-            for name in ("victim", "survivor")
-        ]
-        deadline = time.monotonic() + 120
-        # Kill the victim mid-crawl, once it has stored pages and holds requests in flight.
-        while time.monotonic() < deadline and (
-            len(feed_urls(victim_dir)) < 3 or not redis_server.client().hlen(_inflight(redis_server, "killed", victim.pid))
-        ):
-            time.sleep(0.05)
-        assert victim.poll() is None, "the victim finished before it could be killed"
-        held = redis_server.client().hlen(_inflight(redis_server, "killed", victim.pid))
-        os.kill(victim.pid, signal.SIGKILL)
-        victim.wait(timeout=10)
-        survivor.wait(timeout=240)
-        hits = [hit for hit in site.log if hit.path.startswith("/docs/")]
+    # The kill must land mid-crawl. Once in the whole suite the probe never saw the victim holding
+    # a lease with 3 pages stored before it finished (not reproduced alone); a second crawl under
+    # another name then gives the scenario another chance instead of failing on the probe.
+    for attempt in range(2):
+        outcome = _kill_a_worker_mid_crawl(tmp_path / f"attempt{attempt}", redis_server, f"killed{attempt}")
+        if outcome is not None:
+            break
+    else:
+        pytest.fail("the victim finished before it could be killed, twice")
+    pages, site_url, hits, held, (victim, victim_dir), (survivor, survivor_dir) = outcome
     assert survivor.returncode == 0, log_of(survivor_dir)[-3000:]
     assert held > 0
     stored = feed_urls(victim_dir) + feed_urls(survivor_dir)
-    assert set(stored) == {f"{site.url}docs/p{i}.html" for i in range(pages)}
+    assert set(stored) == {f"{site_url}docs/p{i}.html" for i in range(pages)}
     assert feed_urls(victim_dir) and feed_urls(survivor_dir)
     reclaimed = logged_stat(survivor_dir, "harvester/cluster/reclaimed")
     assert reclaimed > 0
@@ -223,8 +214,36 @@ def test_a_killed_worker_loses_no_page(tmp_path: Path, redis_server) -> None:  #
     assert len(refetched) <= reclaimed
 
 
-def _inflight(server: RedisServer, crawl: str, pid: int) -> str:
+def _kill_a_worker_mid_crawl(tmp_path: Path, redis_server: RedisServer, crawl: str) -> tuple | None:
+    """Two workers crawl; one is killed with SIGKILL once it stored pages and holds leases. None
+    when it finished first."""
+    tmp_path.mkdir()
+    pages = 30
+    with SiteServer(routes=wait_for_workers(big_site(pages), redis_server.url, crawl)) as site:
+        start = site.url + "docs/p0.html"
+        (victim, victim_dir), (survivor, survivor_dir) = [
+            start_worker(name, start, tmp_path, redis_server.url, crawl, HARVESTER_CLUSTER_LEASE="3")
+            for name in ("victim", "survivor")
+        ]
+        probe = redis_server.client()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and victim.poll() is None and (
+            len(feed_urls(victim_dir)) < 3 or not probe.hlen(_inflight(probe, crawl, victim.pid))
+        ):
+            time.sleep(0.05)
+        if victim.poll() is not None:
+            survivor.wait(timeout=240)
+            return None
+        held = probe.hlen(_inflight(probe, crawl, victim.pid))
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait(timeout=10)
+        survivor.wait(timeout=240)
+        hits = [hit for hit in site.log if hit.path.startswith("/docs/")]
+    return pages, site.url, hits, held, (victim, victim_dir), (survivor, survivor_dir)
+
+
+def _inflight(client: Any, crawl: str, pid: int) -> str:
     """The in-flight hash of the worker with process id ``pid`` (worker ids are host-pid-random)."""
-    for key in server.client().scan_iter(f"harvester:{crawl}:docs:inflight:*-{pid}-*"):
+    for key in client.scan_iter(f"harvester:{crawl}:docs:inflight:*-{pid}-*"):
         return key.decode()
     return f"harvester:{crawl}:docs:inflight:none"
