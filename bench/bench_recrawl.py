@@ -28,15 +28,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.bench_pipeline import ROOTS  # noqa: E402
 from tests.conftest import qdrant_points  # noqa: E402
 from tests.crawl import crawl  # noqa: E402
 from tests.sitesrv import SiteServer  # noqa: E402
-
-ROOTS = {
-    "flask": "/usr/share/doc/python-flask-doc/html",
-    "requests": "/usr/share/doc/python-requests-doc/html",
-    "scrapy": "/usr/share/doc/python-scrapy-doc/html",
-}
 
 
 def timed_crawl(spider: str, url: str, work: Path) -> dict[str, object]:

@@ -57,15 +57,12 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "(pip install html-to-markdown); use the markdownify converter otherwise"
     ) from exc
 
-from harvester.content.markdown import remove_keep_tail, tidy_markdown
+from harvester.content.markdown import code_language, remove_keep_tail, tidy_markdown
 
 __all__ = ["convert", "element_to_markdown", "library_version"]
 
 # Same rules as the extractor: "highlight-python" (Sphinx), "language-js"
 # (Prism/highlight.js), "lang-sh"; the hyphen keeps "highlighttable" out.
-_LANG_CLASS = re.compile(r"^(?:highlight|language|lang)-([A-Za-z0-9_+#.-]+)$")
-_LANG_ALIASES = {"default": "python", "python3": "python", "py": "python", "none": "", "text": "text",
-                 "plain": "text", "plaintext": "text", "nohighlight": ""}
 _LEADING_BLANK_LINES = re.compile(r"^(?:[ \t]*\n)+")
 
 # Private-use placeholders for prose characters the library leaves unescaped.
@@ -159,7 +156,7 @@ def _flatten_code(root) -> None:
     a highlight-x wrapper, so it gets plain text and one language class.
     """
     for pre in root.xpath("descendant-or-self::pre[not(ancestor::pre)]"):
-        lang = _code_language(pre)
+        lang = code_language(pre)
         if len(pre):
             for br in pre.iter("br"):
                 br.tail = "\n" + (br.tail or "")
@@ -177,30 +174,6 @@ def _flatten_code(root) -> None:
         pre.tail = tail
         if lang:
             pre.set("class", "language-" + lang)
-
-
-def _code_language(pre) -> str:
-    if pre.get("data-lang") is not None:  # set by the extractor (already aliased)
-        return _lang_alias(pre.get("data-lang"))
-    code = pre.find("code")
-    nodes = [pre] + ([code] if code is not None else [])
-    nodes += [anc for _, anc in zip(range(3), pre.iterancestors())]
-    for node in nodes:
-        for attr in ("data-lang", "data-language"):
-            if node.get(attr):
-                return _lang_alias(node.get(attr))
-        for c in (node.get("class") or "").split():
-            m = _LANG_CLASS.match(c)
-            if m:
-                return _lang_alias(m.group(1))
-    return ""
-
-
-def _lang_alias(name: str) -> str:
-    name = name.strip().lower()
-    name = _LANG_ALIASES.get(name, name)
-    # A fence info string cannot contain a backtick or whitespace.
-    return re.sub(r"[`\s]", "", name)
 
 
 def _images_without_source(root) -> None:

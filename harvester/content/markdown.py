@@ -254,7 +254,7 @@ def prepare_code(main) -> None:
             holder.tail = table.tail
             table.getparent().replace(table, holder)
     for pre in _OUTER_PRE(main):
-        lang = _code_language(pre)
+        lang = code_language(pre)
         for br in pre.iter("br"):
             br.tail = "\n" + (br.tail or "")
         text = pre.text_content()
@@ -266,7 +266,7 @@ def prepare_code(main) -> None:
             pre.set("data-lang", lang)
 
 
-def _code_language(pre) -> str:
+def code_language(pre) -> str:
     """Language from the block or its wrappers (Sphinx highlight-X on the
     grandparent, language-X on <pre>/<code>, data-lang attributes)."""
     nodes = [pre] + pre.xpath("./code[1]") + list(pre.iterancestors())[:3]
@@ -285,7 +285,9 @@ def _code_language(pre) -> str:
 
 def _lang_alias(name: str) -> str:
     name = name.strip().lower()
-    return _LANG_ALIASES.get(name, name)
+    name = _LANG_ALIASES.get(name, name)
+    # A fence info string cannot contain a backtick or whitespace.
+    return re.sub(r"[`\s]", "", name)
 
 
 # Label words of admonition kinds, for boxes without a title element
