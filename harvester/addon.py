@@ -122,6 +122,23 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_SITEMAP_LASTMOD_SKIP": True,
     "HARVESTER_PRUNE_ENABLED": True,
     "HARVESTER_PRUNE_DRY_RUN": False,
+    # JavaScript rendering (scrapy-playwright, extra "js") and its fallback policy; per-site
+    # profiles (harvester/sites) override these for their sites.
+    "HARVESTER_RENDER": "auto",
+    "HARVESTER_RENDER_WAIT_UNTIL": "load",
+    "HARVESTER_RENDER_WAIT_FOR": None,
+    "HARVESTER_RENDER_DELAY": 0.0,
+    "HARVESTER_RENDER_TIMEOUT_MS": 30000,
+    "HARVESTER_PROCESS_IFRAMES": False,
+    "HARVESTER_BROWSER_LOCALE": None,
+    "HARVESTER_BROWSER_TIMEZONE": None,
+    "HARVESTER_FALLBACK_ENABLED": True,
+    "HARVESTER_FALLBACK_ON_EMPTY": True,
+    "HARVESTER_FALLBACK_ON_BLOCKED": False,
+    "HARVESTER_SITE_PROFILES_DIR": None,
+    # An outbound proxy for HTTP requests and the browser: none, fallback or proxy.
+    "HARVESTER_PROXY": None,
+    "HARVESTER_PROXY_MODE": "none",
     # Reporting and feeds.
     "HARVESTER_REPORT_ENABLED": True,
     "HARVESTER_REPORT_DIR": ".harvester/reports",

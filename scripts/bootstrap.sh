@@ -10,9 +10,9 @@ with_tests=0
 [ "${1:-}" = "--test" ] && with_tests=1
 
 if [ "$with_tests" = 1 ]; then
-  # Real documentation sites the end-to-end tests serve on loopback, and the Redis server the
-  # cluster tests start on loopback.
-  packages="python-flask-doc python-requests-doc python-scrapy-doc redis-server"
+  # Real documentation sites the end-to-end tests serve on loopback, the Redis server the
+  # cluster tests start on loopback, and the browser the rendering tests drive.
+  packages="python-flask-doc python-requests-doc python-scrapy-doc redis-server chromium"
   if ! dpkg -s $packages >/dev/null 2>&1; then
     sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq
