@@ -29,6 +29,7 @@ from harvester.middlewares.guard import SSRFGuardMiddleware
 from harvester.middlewares.limits import BoundedHttpCompressionMiddleware, EncodingFixMiddleware
 from harvester.middlewares.retryafter import RetryAfterMiddleware
 from harvester.middlewares.robots import QuietRobotsTxtMiddleware
+from harvester.middlewares.sites import SiteProfileMiddleware
 from harvester.pipelines.boilerplate import BoilerplatePipeline
 from harvester.middlewares.traps import CrawlTrapMiddleware
 from harvester.pipelines.chunking import ChunkingPipeline
@@ -136,6 +137,8 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_FALLBACK_ON_EMPTY": True,
     "HARVESTER_FALLBACK_ON_BLOCKED": False,
     "HARVESTER_SITE_PROFILES_DIR": None,
+    # PDF responses become pages (harvester/content/pdf.py), and links to .pdf files are followed.
+    "HARVESTER_PDF_ENABLED": True,
     # An outbound proxy for HTTP requests and the browser: none, fallback or proxy.
     "HARVESTER_PROXY": None,
     "HARVESTER_PROXY_MODE": "none",
@@ -170,6 +173,8 @@ class HarvesterAddon:
             "DOWNLOADER_MIDDLEWARES", FailureRecorderMiddleware, 50
         )
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware, None)
+        # Before robots.txt (100): a site profile's User-Agent is the one its rules are matched for.
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", SiteProfileMiddleware, 90)
         settings.setdefault_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", QuietRobotsTxtMiddleware, 100
         )

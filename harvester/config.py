@@ -68,6 +68,7 @@ def check_settings(settings: BaseSettings) -> None:
         raise InvalidSettings("HARVESTER_EMBEDDING_ENABLED needs HARVESTER_CHUNKING_ENABLED: chunks are what is embedded")
     _check_extraction(settings)
     _check_dedup(settings)
+    _check_site_profiles(settings)
     try:
         AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS"))
     except GuardError as exc:
@@ -133,3 +134,22 @@ def _check_dedup(settings: BaseSettings) -> None:
         VersionRule(settings.get("HARVESTER_VERSION_PATTERN"))
     except ValueError as exc:
         raise InvalidSettings(f"HARVESTER_URL_STRIP_PARAMS / HARVESTER_VERSION_PATTERN: {exc}") from exc
+
+
+def _check_site_profiles(settings: BaseSettings) -> None:
+    """The settings profiles resolve against, and every profile file (harvester/sites)."""
+    from harvester.sites import RENDER_MODES, ProfileError, check_site_profiles
+
+    if settings.get("HARVESTER_RENDER") not in RENDER_MODES:
+        raise InvalidSettings(f"HARVESTER_RENDER={settings.get('HARVESTER_RENDER')!r} must be one of {RENDER_MODES}")
+    for name in ("DOWNLOAD_DELAY", "HARVESTER_RENDER_DELAY"):
+        if _get(settings, name, settings.getfloat, "a number") < 0:
+            raise InvalidSettings(f"{name} must not be negative")
+    _get(settings, "HARVESTER_RENDER_TIMEOUT_MS", settings.getint, "an integer")
+    for name in ("HARVESTER_PROCESS_IFRAMES", "HARVESTER_FALLBACK_ENABLED", "HARVESTER_FALLBACK_ON_EMPTY",
+                 "HARVESTER_FALLBACK_ON_BLOCKED", "HARVESTER_PDF_ENABLED"):
+        _get(settings, name, settings.getbool, "true or false")
+    try:
+        check_site_profiles(settings)
+    except ProfileError as exc:
+        raise InvalidSettings(str(exc)) from exc

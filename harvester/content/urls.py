@@ -22,7 +22,9 @@ DEFAULT_SKIP_PATTERNS: tuple[str, ...] = (
     r"[?&](q|query|search|s)=",
     r"/(tag|tags|category|categories|author|authors|archive|archives)/",
     r"/(genindex|py-modindex|modindex)(-[a-z]+)?\.html?$",
-    r"/_(modules|sources|static|images|downloads)/",
+    r"/_(modules|sources|static|images)/",
+    # Sphinx's downloadable files: scripts and archives, and PDFs, which are documents.
+    r"/_downloads/(?![^?#]*\.pdf(?:[?#]|$))",
     r"/(feed|rss|atom)(/|\.xml$|$)",
     r"[?&](replytocom|share|print)=",
 )
@@ -89,6 +91,11 @@ def url_allowed(
     if allow and not any(p.search(url) for p in allow):
         return False
     return not any(p.search(url) for p in deny)
+
+
+def is_pdf_url(url: str) -> bool:
+    """Whether ``url``'s path names a PDF file (``.pdf``, any case)."""
+    return urlsplit(url).path.lower().endswith(".pdf")
 
 
 def check_css(selector: str) -> str:

@@ -42,7 +42,8 @@ class RunReport:
     ``harvester/summary/report_file``. The report file also maps each stored page to its aliases
     (``alias_urls``) and each near duplicate to its original (``near_duplicate_urls``).
     With the Recrawl extension, the summary has a ``recrawl`` block (new, updated, unchanged,
-    deleted and pruned pages, chunks embedded and reused, the pruned URLs).
+    deleted and pruned pages, chunks embedded and reused, the pruned URLs). ``site_profiles``
+    maps each host a site profile served to the profiles' names (``harvester.sites``).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -123,6 +124,7 @@ class RunReport:
             "peak_rss_mib": _peak_rss_mib(resource.RUSAGE_SELF),
             "peak_rss_children_mib": _peak_rss_mib(resource.RUSAGE_CHILDREN),
             **self._recrawl_summary(),
+            **_site_profiles(self.crawler),
         }
 
     def _recrawl_summary(self) -> dict[str, Any]:
@@ -193,6 +195,9 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         )
         if recrawl.get("would_prune_urls"):
             lines.append(f"  dry run:        {recrawl['would_prune']} pages would be pruned (listed in the report)")
+    if summary.get("site_profiles"):
+        served = ", ".join(f"{host}: {'+'.join(names)}" for host, names in sorted(summary["site_profiles"].items()))
+        lines.append(f"  site profiles:  {served}")
     if report_file:
         lines.append(f"  report:         {report_file} (every skipped and failed URL)")
     return "\n".join(lines)
@@ -211,6 +216,14 @@ def dedup_figures(stats: Any, aliases: dict[str, list[str]], near: dict[str, Any
         "embeddings_saved": stats.get_value("harvester/boilerplate/embeddings_saved", 0)
         + stats.get_value("harvester/embedding/cache_hits", 0),
     }
+def _site_profiles(crawler: Any) -> dict[str, Any]:
+    """``{"site_profiles": {host: [profile names]}}`` for the hosts a site profile served."""
+    profiles = getattr(crawler, "harvester_site_profiles", None)
+    if profiles is None or not profiles.served:
+        return {}
+    return {"site_profiles": {host: sorted(names) for host, names in profiles.served.items()}}
+
+
 def _peak_rss_mib(who: int) -> float:
     return round(resource.getrusage(who).ru_maxrss / 1024, 1)  # Linux reports KiB
 

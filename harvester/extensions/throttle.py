@@ -1,8 +1,10 @@
-"""AutoThrottle that honours robots.txt ``Crawl-delay``.
+"""AutoThrottle that honours robots.txt ``Crawl-delay`` and the site profiles' ``download_delay``.
 
 Scrapy parses ``Crawl-delay`` (``RobotParser.crawl_delay()``) but never acts on it, and
 AutoThrottle would lower any delay we set on a slot back towards ``DOWNLOAD_DELAY``. So this
-subclass keeps a per-host floor that its own delay adjustment never goes under.
+subclass keeps a per-host floor that its own delay adjustment never goes under. Scrapy's
+``DOWNLOAD_SLOTS`` delays would not do for profiles: AutoThrottle lowers a slot's delay down to the
+global ``DOWNLOAD_DELAY`` whatever the slot was given.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.extensions.throttle import AutoThrottle
 from scrapy.utils.httpobj import urlparse_cached
+
+from harvester.sites import SiteProfiles
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -31,14 +35,18 @@ class CrawlDelayThrottle(AutoThrottle):
     Settings: the ``AUTOTHROTTLE_*`` ones, ``HARVESTER_CRAWL_DELAY_ENABLED``,
     ``HARVESTER_CRAWL_DELAY_MAX`` (seconds; a larger Crawl-delay is capped and logged).
     Stats: ``harvester/robots/crawl_delay`` (the largest delay applied).
-    Works with AutoThrottle off too: then only the Crawl-delay floor is applied.
+    A site profile's ``download_delay`` (``harvester.sites``) is a floor too: the larger of it and
+    the Crawl-delay holds. The floor belongs to the host's download slot, so a profile matched by
+    URL pattern sets it for its host from the first request it matched on.
+    Works with AutoThrottle off too: then only the floors are applied.
     """
 
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
         self._honour_crawl_delay = settings.getbool("HARVESTER_CRAWL_DELAY_ENABLED")
         self._autothrottle = settings.getbool("AUTOTHROTTLE_ENABLED")
-        if not (self._autothrottle or self._honour_crawl_delay):
+        self._profiles = SiteProfiles.from_crawler(crawler)
+        if not (self._autothrottle or self._honour_crawl_delay or self._profiles.has_download_delay()):
             raise NotConfigured
         if self._autothrottle:
             super().__init__(crawler)
@@ -48,9 +56,7 @@ class CrawlDelayThrottle(AutoThrottle):
         self._floors: dict[str, float] = {}
         if self._honour_crawl_delay:
             crawler.signals.connect(self._robots_parsed, signal=signals.robots_parsed)
-            crawler.signals.connect(
-                self._request_reached_downloader, signal=signals.request_reached_downloader
-            )
+        crawler.signals.connect(self._request_reached_downloader, signal=signals.request_reached_downloader)
 
     def _robots_parsed(self, robotparser: RobotParser, request: Request, **kwargs: Any) -> None:
         delay = robotparser.crawl_delay(self._user_agent)
@@ -63,13 +69,17 @@ class CrawlDelayThrottle(AutoThrottle):
                 host, delay, self._max_crawl_delay,
             )
             delay = self._max_crawl_delay
-        self._floors[host] = delay
+        self._floors[host] = max(self._floors.get(host, 0.0), delay)
         self.crawler.stats.max_value("harvester/robots/crawl_delay", delay)
         logger.info("Honouring robots.txt Crawl-delay of %ss for %s", delay, host)
 
     def _request_reached_downloader(self, request: Request, **kwargs: Any) -> None:
         # Sent after the slot exists and before it schedules the request: the floor applies at once.
         host = urlparse_cached(request).hostname or ""
+        site_delay = self._profiles.for_url(request.url).download_delay
+        if site_delay and site_delay > self._floors.get(host, 0.0):
+            self._floors[host] = site_delay
+            logger.info("Site profile download_delay of %ss for %s", site_delay, host)
         if host in self._floors:
             slot = self.crawler.engine.downloader.slots.get(request.meta.get("download_slot", host))
             if slot is not None:

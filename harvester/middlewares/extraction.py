@@ -16,7 +16,9 @@ from scrapy.utils.defer import deferred_from_coro
 from harvester.content.extract import ExtractedPage, NoContent, extract_page
 from harvester.content.canonical import canonical_url, compile_strip_params
 from harvester.content.urls import content_hash, host_key, in_scope
+from harvester.content.pdf import PdfUnreadable, extract_pdf, is_pdf
 from harvester.items import PageItem
+from harvester.sites import SiteProfiles
 from harvester.signals import page_failed, page_low_quality, page_skipped
 
 if TYPE_CHECKING:
@@ -34,6 +36,8 @@ class ExtractionMiddleware:
     Settings: ``HARVESTER_EXTRACTION_ENABLED``, ``HARVESTER_EXTRACTION_MIN_CHARS``,
     ``HARVESTER_CONTENT_SELECTOR`` (CSS of the main content, for every page of the crawl),
     ``HARVESTER_CONTENT_SELECTORS`` (``{"host" or "host:port": CSS}``, wins over the former),
+    the site profile's ``content_selector`` (``harvester.sites``), ``HARVESTER_PDF_ENABLED`` (PDF
+    responses become degraded pages, ``harvester.content.pdf``),
     ``HARVESTER_MARKDOWN_CONVERTER``, ``HARVESTER_LOW_QUALITY_THRESHOLD`` (pages under it are
     stored but counted and listed in the run report),
     ``HARVESTER_MAX_PAGES`` (0 = no limit: after that many pages the spider closes with reason
@@ -43,7 +47,8 @@ class ExtractionMiddleware:
     Stats: ``harvester/pages/crawled``, ``harvester/pages/extracted``,
     ``harvester/pages/skipped/<reason>``, ``harvester/pages/failed/extraction_error``,
     ``harvester/pages/low_quality``, ``harvester/pages/degraded``,
-    ``harvester/pages/generator/<name>``.
+    ``harvester/pages/generator/<name>``, ``harvester/pages/pdf``,
+    ``harvester/pages/failed/{pdf_encrypted,pdf_corrupt}``.
     Signals sent: ``page_skipped``, ``page_failed``, ``page_low_quality``.
     """
 
@@ -54,7 +59,8 @@ class ExtractionMiddleware:
         self._min_chars = crawler.settings.getint("HARVESTER_EXTRACTION_MIN_CHARS")
         self._max_pages = crawler.settings.getint("HARVESTER_MAX_PAGES")
         self._pages = 0
-        self._selector = crawler.settings.get("HARVESTER_CONTENT_SELECTOR") or None
+        self._profiles = SiteProfiles.from_crawler(crawler)
+        self._pdf_enabled = crawler.settings.getbool("HARVESTER_PDF_ENABLED")
         self._selectors = crawler.settings.getdict("HARVESTER_CONTENT_SELECTORS")
         self._converter = crawler.settings.get("HARVESTER_MARKDOWN_CONVERTER")
         self._low_quality = crawler.settings.getfloat("HARVESTER_LOW_QUALITY_THRESHOLD")
@@ -76,7 +82,7 @@ class ExtractionMiddleware:
 
     def _is_page(self, response: Response) -> bool:
         return (
-            isinstance(response, HtmlResponse)
+            (isinstance(response, HtmlResponse) or self._is_pdf(response))
             and 200 <= response.status < 300
             and not response.meta.get("harvester_dont_extract")
         )
@@ -95,6 +101,8 @@ class ExtractionMiddleware:
     async def _extract(self, response: HtmlResponse) -> PageItem | None:
         stats = self.crawler.stats
         stats.inc_value("harvester/pages/crawled")
+        if self._is_pdf(response):
+            return await self._extract_pdf(response)
         try:
             page = await run_in_thread(
                 extract_page, response.text, response.url, min_chars=self._min_chars,
@@ -112,12 +120,36 @@ class ExtractionMiddleware:
         self._count_quality(response.url, page)
         return self._page_item(response, page)
 
+    def _is_pdf(self, response: Response) -> bool:
+        return self._pdf_enabled and is_pdf(_header(response, b"Content-Type"), response.body)
+
+    async def _extract_pdf(self, response: Response) -> PageItem | None:
+        """A PDF response as a page (``harvester.content.pdf``); an unreadable one is one log line."""
+        try:
+            page = await run_in_thread(extract_pdf, response.body, response.url, min_chars=self._min_chars)
+        except NoContent as exc:
+            self._report(page_skipped, response.url, exc.reason, "skipped")
+            return None
+        except PdfUnreadable as exc:
+            logger.warning("Cannot read the PDF %s: %s", response.url, exc)
+            self.crawler.stats.inc_value(f"harvester/pages/failed/{exc.reason}")
+            self.crawler.signals.send_catch_log(page_failed, url=response.url, reason=exc.reason)
+            return None
+        self.crawler.stats.inc_value("harvester/pages/extracted")
+        self.crawler.stats.inc_value("harvester/pages/pdf")
+        self._count_quality(response.url, page)
+        item = self._page_item(response, page)
+        item.source_type = "pdf"
+        return item
+
     def _content_selector(self, url: str) -> str | None:
+        """``HARVESTER_CONTENT_SELECTORS`` for the host, else the site profile's resolved selector
+        (``-a content_selector``/``-s HARVESTER_CONTENT_SELECTOR`` > profile > none)."""
         parts = urlsplit(url)
         for key in (host_key(url), parts.hostname or ""):
             if key in self._selectors:
                 return str(self._selectors[key])
-        return self._selector
+        return self._profiles.for_url(url).content_selector
 
     def _count_quality(self, url: str, page: ExtractedPage) -> None:
         stats = self.crawler.stats

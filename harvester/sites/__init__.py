@@ -6,19 +6,28 @@ Precedence: Harvester's defaults < the matching profile < settings a user set (a
 the add-on's: settings modules, environment, ``-s``) and spider arguments (``-a``).
 
 Components ask ``SiteProfiles.from_crawler(crawler).for_url(url)`` and read the resolved
-``SiteProfile``; none of them reads the profile files.
+``SiteProfile``; none of them reads the profile files. The file format and the matching rules are
+in ``harvester.sites.loader``.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import defaultdict
 from dataclasses import dataclass
+from importlib.resources import files
 from typing import TYPE_CHECKING, Any
+
+from scrapy.settings import SETTINGS_PRIORITIES
+
+from harvester.sites.loader import RENDER_MODES, Profile, ProfileError, ProfileMatcher, load_profiles
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-RENDER_MODES = ("never", "always", "auto")
+__all__ = ["PROFILE_KEYS", "RENDER_MODES", "ProfileError", "SiteProfile", "SiteProfiles",
+           "check_site_profiles", "shipped_profiles"]
 
 # Profile key -> the setting that gives its default (and overrides it when a user set it).
 # ``allow`` and ``deny`` have no setting: only the spider arguments of the same names override them.
@@ -40,6 +49,9 @@ PROFILE_KEYS: dict[str, str | None] = {
     "deny": None,
     "download_delay": "DOWNLOAD_DELAY",
 }
+
+# Settings up to this priority are Harvester's (or Scrapy's) defaults, which a profile overrides.
+_DEFAULTS_PRIORITY = SETTINGS_PRIORITIES["addon"]
 
 
 @dataclass(frozen=True)
@@ -65,32 +77,93 @@ class SiteProfile:
     download_delay: float | None = None
 
 
-class SiteProfiles:
-    """The profiles of one crawl, and the resolved profile of any URL."""
+def shipped_profiles() -> list[tuple[str, str]]:
+    """``(file name, text)`` of the profiles shipped in this package (also from a zipped egg)."""
+    return sorted(
+        (entry.name, entry.read_text(encoding="utf-8"))
+        for entry in files(__name__).iterdir()
+        if entry.name.endswith(".toml")
+    )
 
-    def __init__(self, settings: BaseSettings) -> None:
-        self._defaults = SiteProfile(**_from_settings(settings))
+
+def check_site_profiles(settings: BaseSettings) -> list[Profile]:
+    """Load every profile the settings name; ProfileError names the file and key that is wrong."""
+    return load_profiles(shipped_profiles(), settings.get("HARVESTER_SITE_PROFILES_DIR") or None)
+
+
+class SiteProfiles:
+    """The profiles of one crawl, and the resolved profile of any URL.
+
+    ``overrides``: profile keys a spider argument set (``allow``, ``deny``), which win over every
+    profile. Settings a user set (priority above the add-on's) win too: they are read here.
+    """
+
+    def __init__(self, settings: BaseSettings, overrides: dict[str, Any] | None = None) -> None:
+        self._settings = _from_settings(settings)
+        self._user_set = {
+            key for key, name in PROFILE_KEYS.items()
+            if name is not None and (settings.getpriority(name) or 0) > _DEFAULTS_PRIORITY
+        }
+        self._overrides = {k: v for k, v in (overrides or {}).items() if k in PROFILE_KEYS}
+        self.profiles = check_site_profiles(settings)
+        self._matcher = ProfileMatcher(self.profiles)
+        self._resolved: dict[str | None, SiteProfile] = {}
+        self._lock = threading.Lock()  # extraction runs in worker threads too
+        # host -> the profiles that served its requests (see note_served)
+        self.served: dict[str, set[str]] = defaultdict(set)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SiteProfiles:
         """One instance per crawler, shared by every component that asks."""
         profiles = getattr(crawler, "harvester_site_profiles", None)
         if profiles is None:
-            profiles = cls(crawler.settings)
+            overrides = getattr(getattr(crawler, "spider", None), "profile_overrides", None)
+            profiles = cls(crawler.settings, overrides)
             crawler.harvester_site_profiles = profiles  # type: ignore[attr-defined]
         return profiles
 
     def for_url(self, url: str) -> SiteProfile:
         """The profile that applies to ``url`` (the defaults when none matches)."""
-        return self._defaults
+        profile = self._matcher.match(url)
+        name = profile.name if profile is not None else None
+        resolved = self._resolved.get(name)
+        if resolved is None:
+            with self._lock:
+                resolved = self._resolved.setdefault(name, self._resolve(profile))
+        return resolved
+
+    def has_download_delay(self) -> bool:
+        """Whether any profile asks for a download delay that a user setting does not override."""
+        return "download_delay" not in self._user_set and any(
+            "download_delay" in p.values for p in self.profiles)
+
+    def note_served(self, host: str, profile: SiteProfile) -> None:
+        """Record that ``profile`` (a matched one) served a request to ``host``, for the report."""
+        if profile.name is not None:
+            self.served[host].add(profile.name)
+
+    def _resolve(self, profile: Profile | None) -> SiteProfile:
+        values = dict(self._settings)
+        if profile is not None:
+            values["name"] = profile.name
+            for key, value in profile.values.items():
+                if key not in self._user_set:
+                    values[key] = value
+        values.update(self._overrides)
+        return SiteProfile(**values)
 
 
 def _from_settings(settings: BaseSettings) -> dict[str, Any]:
+    """Each profile key's value from its setting, converted to the field's type."""
     values: dict[str, Any] = {}
     for key, name in PROFILE_KEYS.items():
-        if name is not None and settings.get(name) is not None:
+        if name is not None and settings.get(name) not in (None, ""):
             values[key] = settings.get(name)
-    values["process_iframes"] = settings.getbool("HARVESTER_PROCESS_IFRAMES")
-    for key in ("fallback_enabled", "fallback_on_empty", "fallback_on_blocked"):
+    for key in ("process_iframes", "fallback_enabled", "fallback_on_empty", "fallback_on_blocked"):
         values[key] = settings.getbool(PROFILE_KEYS[key])  # type: ignore[arg-type]
+    for key in ("delay_before_return_html", "download_delay"):
+        if key in values:
+            values[key] = settings.getfloat(PROFILE_KEYS[key])  # type: ignore[arg-type]
+    if "page_timeout_ms" in values:
+        values["page_timeout_ms"] = settings.getint("HARVESTER_RENDER_TIMEOUT_MS")
     return values

@@ -27,10 +27,12 @@ from harvester.content.urls import (
     check_css,
     compile_patterns,
     in_scope,
+    is_pdf_url,
     url_allowed,
     validate_start_url,
 )
 from harvester.failures import describe_failure
+from harvester.sites import RENDER_MODES, SiteProfiles
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -60,7 +62,10 @@ class HarvesterSpider(scrapy.Spider):
     regexes), ``max_pages`` (sets ``HARVESTER_MAX_PAGES``), ``collection`` (sets
     ``HARVESTER_QDRANT_COLLECTION``), ``content_selector`` (CSS of the main content; sets
     ``HARVESTER_CONTENT_SELECTOR``); all at spider priority. Setting:
+    ``render`` (``never``, ``always`` or ``auto``; sets ``HARVESTER_RENDER``). ``allow``, ``deny``,
+    ``content_selector`` and ``render`` override the site profiles' (``harvester.sites``). Settings:
     ``HARVESTER_SKIP_URL_PATTERNS`` (URL regexes of non-content pages, in addition to ``deny``),
+    ``HARVESTER_PDF_ENABLED`` (follow links to ``.pdf`` files),
     ``HARVESTER_URL_STRIP_PARAMS`` (query parameters removed before scheduling),
     ``HARVESTER_VERSION_PATTERN`` / ``HARVESTER_VERSION_KEEP`` (crawl one version of versioned docs).
     Every URL is requested in its canonical form (see ``harvester.content.canonical``) and claimed
@@ -76,6 +81,7 @@ class HarvesterSpider(scrapy.Spider):
         max_pages: str | int | None = None,
         collection: str | None = None,
         content_selector: str | None = None,
+        render: str | None = None,
         **kwargs: Any,
     ) -> None:
         # `start` is taken here: Spider.__init__ would copy it onto the `start()` method's name.
@@ -88,6 +94,15 @@ class HarvesterSpider(scrapy.Spider):
         self.content_selector = content_selector
         if content_selector:
             check_css(content_selector)
+        if render not in (None, "") and render not in RENDER_MODES:
+            raise ValueError(f"render must be one of {', '.join(RENDER_MODES)}, got {render!r}")
+        self.render = render or None
+        # Profile keys these arguments override (read by SiteProfiles.from_crawler).
+        self.profile_overrides: dict[str, tuple[str, ...]] = {
+            key: tuple(p.pattern for p in patterns)
+            for key, patterns in (("allow", self.allow), ("deny", self.deny)) if patterns
+        }
+        self._profile_patterns: dict[tuple[str, ...], list[re.Pattern[str]]] = {}
         # OffsiteMiddleware compares host names without ports.
         self.allowed_domains = [urlsplit(self.start_url).hostname or ""]
         self._seen: set[str] = set()
@@ -102,6 +117,8 @@ class HarvesterSpider(scrapy.Spider):
             crawler.settings.set("HARVESTER_CONTENT_SELECTOR", spider.content_selector, "spider")
         if spider.max_pages is not None:
             crawler.settings.set("HARVESTER_MAX_PAGES", spider.max_pages, "spider")
+        if spider.render:
+            crawler.settings.set("HARVESTER_RENDER", spider.render, "spider")
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -133,7 +150,12 @@ class HarvesterSpider(scrapy.Spider):
         if not in_scope(url, self.start_url):
             return False
         skip = self._skip_patterns()
-        if not (url_allowed(url, self.allow, self.deny) and url_allowed(url, [], skip)):
+        # The site profile's allow/deny, or the spider arguments' when given.
+        profile = SiteProfiles.from_crawler(self.crawler).for_url(url)
+        allow, deny = self._patterns(profile.allow), self._patterns(profile.deny)
+        if not (url_allowed(url, allow, deny) and url_allowed(url, [], skip)):
+            return False
+        if not self._pdf_enabled and is_pdf_url(url):
             return False
         if not self.version_rule.allows(url):
             self.crawler.stats.inc_value("harvester/dedup/other_version")
@@ -211,6 +233,18 @@ class HarvesterSpider(scrapy.Spider):
             )
             self._version_rule.allows(self.start_url)  # under "first", the start URL's version wins
         return self._version_rule
+
+    def _patterns(self, patterns: tuple[str, ...]) -> list[re.Pattern[str]]:
+        compiled = self._profile_patterns.get(patterns)
+        if compiled is None:
+            compiled = self._profile_patterns[patterns] = compile_patterns(patterns)
+        return compiled
+
+    @property
+    def _pdf_enabled(self) -> bool:
+        if not hasattr(self, "_pdf"):
+            self._pdf = self.settings.getbool("HARVESTER_PDF_ENABLED")
+        return self._pdf
 
     def _skip_patterns(self) -> list[Any]:
         if not hasattr(self, "_skip"):

@@ -8,7 +8,7 @@ from typing import Any
 import scrapy
 from scrapy.http import Response
 from scrapy.link import Link
-from scrapy.linkextractors import LinkExtractor
+from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
 
 from harvester.spiders._base import HarvesterSpider
@@ -23,7 +23,9 @@ class SiteSpider(HarvesterSpider, CrawlSpider):
     """
 
     name = "site"
-    rules = (Rule(LinkExtractor(), follow=True, process_request="follow_link", errback="page_failed"),)
+    # PDFs are pages too (``wants()`` drops them when HARVESTER_PDF_ENABLED is off).
+    rules = (Rule(LinkExtractor(deny_extensions=[e for e in IGNORED_EXTENSIONS if e != "pdf"]), follow=True,
+                  process_request="follow_link", errback="page_failed"),)
 
     def __init__(self, *args: Any, max_depth: str | int | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
