@@ -30,7 +30,7 @@ PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acro
 # Word processors put their own name in front of the document's: "Microsoft Word - report.docx".
 _PRODUCER_PREFIX = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - )", re.I)
 # What Markdown would read as markup at a line start (headings, quotes, lists) or anywhere.
-_LINE_START = re.compile(r"^(\s*)([#>+\-]|\d+[.)])(?=\s)")
+_LINE_START = re.compile(r"^(\s*\d*)([#>+\-]|(?<=\d)[.)])(?=\s)")
 _INLINE = re.compile(r"([\\`*_\[\]<])")
 
 
