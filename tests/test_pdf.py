@@ -144,3 +144,16 @@ def test_pdf_links_are_not_followed_when_pdfs_are_off() -> None:
     crawler._apply_settings()
     assert not spider.wants("http://127.0.0.1:8000/docs/guide.pdf")
     assert spider.wants("http://127.0.0.1:8000/docs/next.html")
+
+
+def test_the_docs_and_sitemap_spiders_take_pdf_links() -> None:
+    from harvester.spiders.docs import DocsSpider
+    from harvester.spiders.sitemap import SitemapSpider
+
+    base = "http://127.0.0.1:8000/docs/"
+    page = html_response(base, '<html><body><div class="sphinxsidebar"><a href="manual.pdf">Manual</a>'
+                               '</div></body></html>')
+    assert [r.url for r in make_spider(DocsSpider, start=base).parse(page)] == [base + "manual.pdf"]
+    sitemap = make_spider(SitemapSpider, start=base)
+    entries = [{"loc": base + "manual.pdf"}, {"loc": base + "a.html"}]
+    assert [e["loc"] for e in sitemap.sitemap_filter(entries)] == [base + "manual.pdf", base + "a.html"]

@@ -18,6 +18,8 @@ from scrapy.utils.asyncio import sleep
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy_redis.connection import get_redis_from_settings
 
+from harvester.sites import SiteProfiles
+
 if TYPE_CHECKING:
     from typing import Self
 
@@ -43,7 +45,8 @@ return at - now_ms
 class ClusterPolitenessMiddleware:
     """Spaces the cluster's requests to each host by the largest of ``HARVESTER_CLUSTER_DELAY``,
     ``DOWNLOAD_DELAY`` and the host's robots.txt ``Crawl-delay`` (capped at
-    ``HARVESTER_CRAWL_DELAY_MAX``, when ``HARVESTER_CRAWL_DELAY_ENABLED``).
+    ``HARVESTER_CRAWL_DELAY_MAX``, when ``HARVESTER_CRAWL_DELAY_ENABLED``) and the site profile's
+    ``download_delay`` (``harvester.sites``).
 
     Keys ``harvester:politeness:<host>`` are shared by every crawl on the Redis server: two
     crawls of one site share its budget too. Stats: ``harvester/cluster/politeness_wait``
@@ -74,7 +77,9 @@ class ClusterPolitenessMiddleware:
 
     async def process_request(self, request: Request) -> None:
         host = urlparse_cached(request).hostname or ""
-        interval = self.interval(host)
+        # A site profile's download_delay spaces the whole cluster's requests too.
+        site_delay = SiteProfiles.from_crawler(self.crawler).for_url(request.url).download_delay or 0.0
+        interval = max(self.interval(host), site_delay)
         if interval <= 0:
             return
         wait_ms = int(self._reserve(keys=[f"harvester:politeness:{host}"], args=[int(interval * 1000)]))
