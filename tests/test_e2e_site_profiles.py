@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def test_a_user_profile_sets_selector_deny_delay_and_user_agent(tmp_path: Path) 
     # download_delay: a floor under AutoThrottle (on by default) between the page requests.
     times = sorted(hit.time for hit in server.log if hit.path.startswith("/docs/"))
     assert len(times) == 4
-    assert min(b - a for a, b in zip(times, times[1:])) >= 0.9
+    assert min(b - a for a, b in itertools.pairwise(times)) >= 0.9
     # Reported, and the unknown key named once (the crawl command's check loads the profiles too).
     assert result.report["site_profiles"] == {f"127.0.0.1:{server.port}": ["loopback"]}
     assert "'harvester/sites/profile/loopback': 5" in result.output
@@ -67,7 +68,7 @@ def test_without_the_profile_the_same_crawl_differs(tmp_path: Path) -> None:
     assert all("explains how the" in item["markdown"] for item in result.items)
     assert all(hit.user_agent.startswith("Harvester/") for hit in server.log)
     times = sorted(hit.time for hit in server.log if hit.path.startswith("/docs/"))
-    assert min(b - a for a, b in zip(times, times[1:])) < 0.9  # AutoThrottle alone goes faster
+    assert min(b - a for a, b in itertools.pairwise(times)) < 0.9  # AutoThrottle alone goes faster
     assert "site_profiles" not in result.report
 
 

@@ -48,7 +48,7 @@ def test_hosts_wildcards_ports_prefixes_and_patterns_match() -> None:
     m = matcher(exact='[match]\ndomains = ["example.com"]', wild='[match]\ndomains = ["*.example.com"]',
                 port='[match]\ndomains = ["example.com:8080"]', prefix='[match]\nurl_prefixes = ["https://example.com/docs/"]',
                 pattern='[match]\nurl_patterns = ["/wiki/"]')
-    name = lambda url: (m.match(url) or profile('[match]\ndomains = ["x"]', "none")).name  # noqa: E731
+    name = lambda url: (m.match(url) or profile('[match]\ndomains = ["x"]', "none")).name
     assert name("https://example.com/") == "exact"
     assert name("https://EXAMPLE.com./") == "exact"
     assert name("https://a.b.example.com/") == "wild"

@@ -28,7 +28,7 @@ GENERIC_TYPES = frozenset({
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acrobat"})
 
 # Word processors put their own name in front of the document's: "Microsoft Word - report.docx".
-_PRODUCER_PREFIX = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - )", re.I)
+_PRODUCER_PREFIX = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - )", re.IGNORECASE)
 # What Markdown would read as markup at a line start (headings, quotes, lists) or anywhere.
 _LINE_START = re.compile(r"^(\s*\d*)([#>+\-]|(?<=\d)[.)])(?=\s)")
 _INLINE = re.compile(r"([\\`*_\[\]<])")
@@ -155,7 +155,7 @@ def _first_line_title(text: str) -> str | None:
 
 def _file_title(url: str) -> str:
     name = posixpath.basename(unquote(urlsplit(url).path).rstrip("/"))
-    return re.sub(r"\.pdf$", "", name, flags=re.I) or url
+    return re.sub(r"\.pdf$", "", name, flags=re.IGNORECASE) or url
 
 
 def _catalog_lang(reader) -> str | None:  # type: ignore[no-untyped-def]

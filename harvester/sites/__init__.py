@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
-from harvester.sites.loader import RENDER_MODES, Profile, ProfileError, ProfileMatcher, load_profiles
+from harvester.sites.loader import (
+    RENDER_MODES,
+    Profile,
+    ProfileError,
+    ProfileMatcher,
+    load_profiles,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
