@@ -239,3 +239,22 @@ def test_the_middleware_sends_the_profile_user_agent_and_records_the_host(tmp_pa
     assert b"User-Agent" not in other.headers  # Scrapy's UserAgentMiddleware sets the default
     assert crawler.stats.get_value("harvester/sites/profile/loopback") == 1
     assert dict(SiteProfiles.from_crawler(crawler).served) == {"127.0.0.1:8000": {"loopback"}}
+
+
+def test_the_throttle_keeps_a_profile_delay_even_with_autothrottle_and_crawl_delay_off(tmp_path: Path) -> None:
+    from scrapy.exceptions import NotConfigured
+    from scrapy.utils.misc import build_from_crawler
+    from scrapy.utils.test import get_crawler
+
+    from harvester.extensions.throttle import CrawlDelayThrottle
+
+    off = {"ADDONS": {HarvesterAddon: 0}, "AUTOTHROTTLE_ENABLED": False, "HARVESTER_CRAWL_DELAY_ENABLED": False}
+    with pytest.raises(NotConfigured):
+        build_from_crawler(CrawlDelayThrottle, get_crawler(settings_dict=off))
+    write(tmp_path, "slow", 'download_delay = 3\n[match]\ndomains = ["example.com"]')
+    crawler = get_crawler(settings_dict={**off, "HARVESTER_SITE_PROFILES_DIR": str(tmp_path)})
+    assert build_from_crawler(CrawlDelayThrottle, crawler) is not None
+    # A DOWNLOAD_DELAY the user set overrides the profile's: nothing left for the throttle to do.
+    crawler = get_crawler(settings_dict={**off, "HARVESTER_SITE_PROFILES_DIR": str(tmp_path), "DOWNLOAD_DELAY": 1})
+    with pytest.raises(NotConfigured):
+        build_from_crawler(CrawlDelayThrottle, crawler)
