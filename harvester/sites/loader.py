@@ -233,7 +233,7 @@ def load_profiles(shipped: Iterable[tuple[str, str]], user_dir: str | Path | Non
         name = Path(filename).stem
         profiles[name] = parse_profile(text, f"harvester/sites/{filename}", name, user=False)
     if user_dir:
-        directory = Path(user_dir)
+        directory = Path(user_dir).expanduser()
         if not directory.is_dir():
             raise ProfileError(f"HARVESTER_SITE_PROFILES_DIR={str(user_dir)!r} is not a directory")
         for path in sorted(directory.glob("*.toml")):
