@@ -80,13 +80,14 @@ def test_encrypted_and_corrupt_pdfs_are_unreadable() -> None:
         assert error.value.reason == "pdf_corrupt"
 
 
-def test_an_owner_password_only_does_not_stop_reading() -> None:
+@pytest.mark.parametrize("algorithm", ["RC4-128", "AES-256"])  # AES: cryptography, which Scrapy needs too
+def test_an_owner_password_only_does_not_stop_reading(algorithm: str) -> None:
     import io
 
     from pypdf import PdfReader, PdfWriter
 
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf(MANUAL_PAGES, title="Open"))))
-    writer.encrypt(user_password="", owner_password="owner", algorithm="RC4-128")
+    writer.encrypt(user_password="", owner_password="owner", algorithm=algorithm)
     buffer = io.BytesIO()
     writer.write(buffer)
     assert extract_pdf(buffer.getvalue(), URL).title == "Open"
