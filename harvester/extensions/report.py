@@ -216,6 +216,8 @@ def dedup_figures(stats: Any, aliases: dict[str, list[str]], near: dict[str, Any
         "embeddings_saved": stats.get_value("harvester/boilerplate/embeddings_saved", 0)
         + stats.get_value("harvester/embedding/cache_hits", 0),
     }
+
+
 def _site_profiles(crawler: Any) -> dict[str, Any]:
     """``{"site_profiles": {host: [profile names]}}`` for the hosts a site profile served."""
     profiles = getattr(crawler, "harvester_site_profiles", None)

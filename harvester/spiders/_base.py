@@ -61,9 +61,9 @@ class HarvesterSpider(scrapy.Spider):
     Arguments (``-a``): ``start`` (required URL), ``allow`` and ``deny`` (comma-separated URL
     regexes), ``max_pages`` (sets ``HARVESTER_MAX_PAGES``), ``collection`` (sets
     ``HARVESTER_QDRANT_COLLECTION``), ``content_selector`` (CSS of the main content; sets
-    ``HARVESTER_CONTENT_SELECTOR``); all at spider priority. Setting:
-    ``render`` (``never``, ``always`` or ``auto``; sets ``HARVESTER_RENDER``). ``allow``, ``deny``,
-    ``content_selector`` and ``render`` override the site profiles' (``harvester.sites``). Settings:
+    ``HARVESTER_CONTENT_SELECTOR``), ``render`` (``never``, ``always`` or ``auto``; sets
+    ``HARVESTER_RENDER``); all at spider priority. ``allow``, ``deny``, ``content_selector`` and
+    ``render`` override the site profiles' (``harvester.sites``). Settings:
     ``HARVESTER_SKIP_URL_PATTERNS`` (URL regexes of non-content pages, in addition to ``deny``),
     ``HARVESTER_PDF_ENABLED`` (follow links to ``.pdf`` files),
     ``HARVESTER_URL_STRIP_PARAMS`` (query parameters removed before scheduling),
