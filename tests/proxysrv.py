@@ -13,19 +13,21 @@ import time
 from pathlib import Path
 
 
-def free_port() -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     # pproxy cannot listen on port 0 and report it; a just-freed port is the usual stand-in.
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((host, 0))
         return probe.getsockname()[1]
 
 
 class ProxyServer:
     """``ProxyServer("http", workdir)`` (proxy.py) or ``ProxyServer("socks5", workdir)`` (pproxy);
-    a context manager. ``auth="user:pass"`` makes it demand credentials."""
+    a context manager. ``auth="user:pass"`` makes it demand credentials; ``host`` is the loopback
+    address it listens on."""
 
-    def __init__(self, kind: str, workdir: Path, auth: str | None = None) -> None:
+    def __init__(self, kind: str, workdir: Path, auth: str | None = None, host: str = "127.0.0.1") -> None:
         self.kind = kind
+        self.host = host
         self.workdir = workdir
         self.auth = auth
         self.port = 0
@@ -35,21 +37,21 @@ class ProxyServer:
     @property
     def url(self) -> str:
         credentials = f"{self.auth}@" if self.auth else ""
-        return f"{self.kind}://{credentials}127.0.0.1:{self.port}"
+        return f"{self.kind}://{credentials}{self.host}:{self.port}"
 
     def __enter__(self) -> ProxyServer:
         log = self.log_path.open("wb")
         if self.kind == "http":
             port_file = self.workdir / f"proxy-port-{id(self)}"
-            command = [sys.executable, "-m", "proxy", "--hostname", "127.0.0.1", "--port", "0",
+            command = [sys.executable, "-m", "proxy", "--hostname", self.host, "--port", "0",
                        "--port-file", str(port_file), "--num-workers", "1", "--num-acceptors", "1",
                        "--log-level", "INFO"]
             if self.auth:
                 command += ["--basic-auth", self.auth]
         elif self.kind == "socks5":
-            self.port = free_port()
+            self.port = free_port(self.host)
             credentials = f"#{self.auth}" if self.auth else ""
-            command = [sys.executable, "-m", "pproxy", "-l", f"socks5://127.0.0.1:{self.port}{credentials}", "-v"]
+            command = [sys.executable, "-m", "pproxy", "-l", f"socks5://{self.host}:{self.port}{credentials}", "-v"]
         else:
             raise ValueError(self.kind)
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
@@ -60,7 +62,7 @@ class ProxyServer:
             if self.kind == "http" and not self.port and port_file.exists():
                 text = port_file.read_text().strip()
                 self.port = int(text) if text.isdigit() else 0
-            if self.port and _accepts(self.port):
+            if self.port and _accepts(self.host, self.port):
                 return self
             time.sleep(0.1)
         self.__exit__()
@@ -79,9 +81,9 @@ class ProxyServer:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
-def _accepts(port: int) -> bool:
+def _accepts(host: str, port: int) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
+        with socket.create_connection((host, port), timeout=1):
             return True
     except OSError:
         return False
