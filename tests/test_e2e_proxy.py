@@ -46,7 +46,7 @@ class ViaSiteServer(SiteServer):
         server = self
 
         class Handler(base):  # type: ignore[valid-type,misc]
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 # proxy.py adds Via to the first request of a kept-alive connection only and
                 # relays the rest as they come: the whole connection is the proxy's.
                 self.proxied = getattr(self, "proxied", False) or "proxy.py" in self.headers.get("Via", "")
@@ -100,6 +100,9 @@ def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ViaSiteServer, Si
 def proxy_crawl(site: SiteServer, workdir: Path, **settings: str) -> CrawlResult:
     return crawl("docs", site.url + "docs/", workdir, settings={
         "TWISTED_DNS_RESOLVER": "tests.stubdns.StubGuardedResolver",
+        # The site's port only: the proxies, and the local GuardProxy of the socks5 mode, are
+        # trusted as the configured proxy, not by this list.
+        "HARVESTER_ALLOWED_HOSTS": f"127.0.0.1:{site.port}",
         # Without OffsiteMiddleware only the SSRF guard stands between a redirect and the canary.
         "DOWNLOADER_MIDDLEWARES": '{"scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": null}',
         **NO_EMBEDDING, **settings,

@@ -16,13 +16,16 @@ does not resolve here at all is left to the proxy (it may resolve names this mac
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
+from scrapy.utils.reactor import is_reactor_installed
 from twisted.internet.defer import Deferred, TimeoutError as DeferTimeoutError
 from twisted.internet.error import TCPTimedOutError, TimeoutError as TwistedTimeoutError
 from twisted.internet.interfaces import IResolutionReceiver
@@ -86,6 +89,7 @@ class ProxyModeMiddleware:
 
             self.guard_proxy = GuardProxy(self.allow, self.proxy_url, check=self.guard_enabled)
             self.proxy_url = self.guard_proxy.start()
+            _trust_proxy_host("127.0.0.1", int(self.proxy_url.rsplit(":", 1)[1]))
             crawler.signals.connect(self._stop_guard_proxy, signal=signals.spider_closed)
         else:
             _trust_proxy_host(self.proxy.host, self.proxy.port)
@@ -145,8 +149,8 @@ class ProxyModeMiddleware:
         host = request_host(url)
         if host in REFUSED_HOSTS:
             return False
-        if parse_ip(host) is not None:
-            return True
+        if parse_ip(host) is not None or not is_reactor_installed():
+            return True  # no Twisted reactor: the aiohttp download path, with the text check only
         from twisted.internet import reactor
 
         resolution: Deferred[None] = Deferred()
@@ -154,7 +158,7 @@ class ProxyModeMiddleware:
         try:
             reactor.nameResolver.resolveHostName(_Completion(resolution), host, _port(url))
             await maybe_deferred_to_future(resolution)
-        except Exception:  # noqa: BLE001 (a name that does not resolve here is the proxy's to resolve)
+        except Exception:  # a name that does not resolve here is the proxy's to resolve
             logger.debug("Could not resolve %s before proxying it", host, exc_info=True)
         return host not in REFUSED_HOSTS
 
@@ -172,20 +176,18 @@ class _Completion:
     def __init__(self, done: Deferred[None]) -> None:
         self.done = done
 
-    def resolutionBegan(self, resolution: Any) -> None:  # noqa: N802 (Twisted's interface)
+    def resolutionBegan(self, resolution: Any) -> None:  # Twisted's interface names
         pass
 
-    def addressResolved(self, address: Any) -> None:  # noqa: N802
+    def addressResolved(self, address: Any) -> None:
         pass
 
-    def resolutionComplete(self) -> None:  # noqa: N802
+    def resolutionComplete(self) -> None:
         if not self.done.called:
             self.done.callback(None)
 
 
 def _port(url: str) -> int:
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     return parts.port or (443 if parts.scheme == "https" else 80)
 
@@ -196,8 +198,8 @@ def _trust_proxy_host(host: str, port: int) -> None:
     with the proxy's port) and tunnels to an https target through a TCP4ClientEndpoint (asked
     with port 0), so the proxy is trusted at those two ports only. A crawl target at the proxy's
     own host and port would pass the resolver too: it is the user's proxy."""
-    import ipaddress
-
+    if not is_reactor_installed():
+        return
     from twisted.internet import reactor
 
     resolver = getattr(reactor, "nameResolver", None)

@@ -27,8 +27,14 @@ if TYPE_CHECKING:
     from harvester.proxy.guard_proxy import GuardProxy
 
 __all__ = [
-    "MODES", "PROXY_SCHEMES", "ProxyURL", "ProxyURLError", "ProxySettingsError", "browser_guard_proxy",
-    "browser_upstream", "proxy_settings",
+    "MODES",
+    "PROXY_SCHEMES",
+    "ProxySettingsError",
+    "ProxyURL",
+    "ProxyURLError",
+    "browser_guard_proxy",
+    "browser_upstream",
+    "proxy_settings",
 ]
 
 logger = logging.getLogger(__name__)
