@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from harvester.proxy.guard_proxy import GuardProxy
 
 __all__ = [
+    "BROWSER_ARGS",
     "MODES",
     "PROXY_SCHEMES",
     "ProxySettingsError",
@@ -34,12 +35,16 @@ __all__ = [
     "ProxyURLError",
     "browser_guard_proxy",
     "browser_upstream",
+    "playwright_proxy",
     "proxy_settings",
 ]
 
 logger = logging.getLogger(__name__)
 
 MODES = ("none", "fallback", "proxy")
+# Chromium flags for a browser behind the GuardProxy: WebRTC may otherwise send UDP to any address
+# a page names, around the proxy.
+BROWSER_ARGS = ("--force-webrtc-ip-handling-policy=disable_non_proxied_udp",)
 _ALIASES = {"direct": "proxy"}
 _warned_aliases: set[str] = set()
 
@@ -86,6 +91,13 @@ def browser_upstream(settings: BaseSettings | dict[str, Any]) -> str | None:
     if mode == "none" or proxy is None:
         return None
     return str(settings.get("HARVESTER_PROXY")).strip()
+
+
+def playwright_proxy(guard_proxy_url: str) -> dict[str, str]:
+    """Playwright's ``proxy`` launch option for the GuardProxy. No ``bypass`` on purpose: with
+    none that names loopback, Playwright makes Chromium send loopback through the proxy too
+    (``<-loopback>``), so the guard sees connections to 127.0.0.0/8 and ::1 as well."""
+    return {"server": guard_proxy_url}
 
 
 def browser_guard_proxy(settings: BaseSettings, **options: Any) -> GuardProxy:
