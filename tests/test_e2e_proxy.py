@@ -8,8 +8,10 @@ requested, by Harvester or by the proxy.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
+import ssl
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -226,3 +228,46 @@ def test_bad_proxy_settings_stop_the_crawl(tmp_path: Path, settings: dict[str, s
     assert "harvester: error: invalid setting: HARVESTER_PROXY" in result.output, result.output[-2000:]
     assert message in result.output, result.output[-2000:]
     assert "Traceback" not in result.output
+
+
+def tls_context(workdir: Path) -> ssl.SSLContext:
+    """A server context with a self-signed certificate for 127.0.0.1 (Scrapy does not verify)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now)
+                   .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    cert_file, key_file = workdir / "site.crt", workdir / "site.key"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    return context
+
+
+def test_https_through_a_proxy_known_by_a_private_name(
+        servers: tuple[ViaSiteServer, SiteServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CONNECT tunnels to an https site, through a proxy whose name resolves to a loopback address
+    that is not allow-listed: the configured proxy is trusted, by name too."""
+    site, canary = servers
+    site.routes.update(proxy_site(site.port, failing=False))
+    site._httpd.socket = tls_context(tmp_path).wrap_socket(site._httpd.socket, server_side=True)
+    site.url = site.url.replace("http://", "https://")
+    monkeypatch.setenv("HARVESTER_TEST_HOSTS", json.dumps({"canary.test": ["127.0.0.2"],
+                                                           "proxy.test": [PROXY_HOST]}))
+    with ProxyServer("http", tmp_path, host=PROXY_HOST) as proxy:
+        result = proxy_crawl(site, tmp_path / "crawl", HARVESTER_PROXY=f"http://proxy.test:{proxy.port}",
+                             HARVESTER_PROXY_MODE="proxy")
+    assert result.returncode == 0, result.output[-3000:]
+    assert stored_paths(result) == {"/docs/", *PAGES}
+    assert f"CONNECT 127.0.0.1:{site.port}" in proxy.log(), proxy.log()
+    assert stats(result)["harvester/proxy/proxied"] == len(site.via)
+    assert canary.paths() == []
+    assert "canary.test" not in proxy.log() and "127.0.0.2" not in proxy.log()
