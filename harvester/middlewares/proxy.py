@@ -94,6 +94,7 @@ class ProxyModeMiddleware:
         else:
             _trust_proxy_host(self.proxy.host, self.proxy.port)
         self._fallback_hosts: set[str] = set()
+        self._unresolvable: set[str] = set()
         logger.info("Proxy mode %s through %s", self.mode, self.proxy.redacted)
 
     @classmethod
@@ -149,18 +150,24 @@ class ProxyModeMiddleware:
         host = request_host(url)
         if host in REFUSED_HOSTS:
             return False
-        if parse_ip(host) is not None or not is_reactor_installed():
+        if parse_ip(host) is not None or host in self._unresolvable or not is_reactor_installed():
             return True  # no Twisted reactor: the aiohttp download path, with the text check only
         from twisted.internet import reactor
 
         resolution: Deferred[None] = Deferred()
         resolution.addTimeout(self.dns_timeout, reactor)
+        completion = _Completion(resolution)
         try:
-            reactor.nameResolver.resolveHostName(_Completion(resolution), host, _port(url))
+            reactor.nameResolver.resolveHostName(completion, host, _port(url))
             await maybe_deferred_to_future(resolution)
         except Exception:  # a name that does not resolve here is the proxy's to resolve
             logger.debug("Could not resolve %s before proxying it", host, exc_info=True)
-        return host not in REFUSED_HOSTS
+        if host in REFUSED_HOSTS:
+            return False
+        if not completion.addresses:
+            # Not asked again: where this machine has no DNS for it, every request would wait.
+            self._unresolvable.add(host)
+        return True
 
     def _stop_guard_proxy(self) -> None:
         if self.guard_proxy is not None:
@@ -175,12 +182,13 @@ class _Completion:
 
     def __init__(self, done: Deferred[None]) -> None:
         self.done = done
+        self.addresses = 0
 
     def resolutionBegan(self, resolution: Any) -> None:  # Twisted's interface names
         pass
 
     def addressResolved(self, address: Any) -> None:
-        pass
+        self.addresses += 1
 
     def resolutionComplete(self) -> None:
         if not self.done.called:

@@ -218,7 +218,7 @@ class GuardProxy:
             self.refused_hosts.setdefault(host, reason)
         if first:
             logger.warning(
-                "Browser proxy refused to connect to %s (%s): not a public internet address. Allow "
+                "GuardProxy refused to connect to %s (%s): not a public internet address. Allow "
                 "it with HARVESTER_ALLOWED_HOSTS if you trust it.", host, reason,
             )
         return Refused(host, reason)
@@ -282,7 +282,7 @@ class GuardProxy:
             self._event("direct")
             return stream
         if self.upstream is not None:  # fallback: the direct connection failed
-            logger.info("Browser proxy: %s:%s unreachable directly (%s), trying %s", host, port,
+            logger.info("GuardProxy: %s:%s unreachable directly (%s), trying %s", host, port,
                         error.__class__.__name__, self.upstream.redacted)
             return await self._through_upstream(addresses[0], port, "fallback")
         raise Unreachable(f"cannot connect to {host}:{port} ({error.__class__.__name__})")
