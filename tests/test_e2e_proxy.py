@@ -29,8 +29,9 @@ pytestmark = pytest.mark.e2e
 PROXY_HOST = "127.0.0.3"
 PAGES = ["/docs/a.html", "/docs/b.html"]
 # Answered so directly, and 200 through the proxy.
+SLOW = -1  # a FAILING_DIRECTLY status: the answer dribbles in past DOWNLOAD_TIMEOUT
 FAILING_DIRECTLY = {"/docs/blocked.html": 403, "/docs/limited.html": 429, "/docs/busy.html": 503,
-                    "/docs/reset.html": RESET}
+                    "/docs/reset.html": RESET, "/docs/slow.html": SLOW}
 CANARY_HOPS = ["/docs/go-canary.html", "/docs/go-name.html"]
 
 
@@ -63,6 +64,8 @@ class ViaSiteServer(SiteServer):
     def resolve(self, path: str, full_path: str | None = None) -> Route:
         if path in FAILING_DIRECTLY and not getattr(self._request, "proxied", False):
             status = FAILING_DIRECTLY[path]
+            if status == SLOW:
+                return Route("<html><body>" + "slow " * 100 + "</body></html>", drip=0.5)
             return Route("<html><body><h1>Access denied</h1></body></html>", status, {"Retry-After": "1"})
         return super().resolve(path, full_path)
 
@@ -168,7 +171,8 @@ def test_fallback_mode_retries_failures_through_the_proxy_once(
     site, canary = servers
     site.routes.update(proxy_site(site.port, failing=True))
     with ProxyServer("http", tmp_path, host=PROXY_HOST) as proxy:
-        result = proxy_crawl(site, tmp_path / "crawl", HARVESTER_PROXY=proxy.url, HARVESTER_PROXY_MODE="fallback")
+        result = proxy_crawl(site, tmp_path / "crawl", HARVESTER_PROXY=proxy.url, HARVESTER_PROXY_MODE="fallback",
+                             DOWNLOAD_TIMEOUT="3")
     assert result.returncode == 0, result.output[-3000:]
     # Every page is stored, the failing ones from their answer through the proxy.
     assert stored_paths(result) == {"/docs/", *PAGES, *FAILING_DIRECTLY}
@@ -183,8 +187,9 @@ def test_fallback_mode_retries_failures_through_the_proxy_once(
     assert counted["harvester/proxy/fallback/http_429"] == 1
     assert counted["harvester/proxy/fallback/http_503"] == 1
     assert counted["harvester/proxy/fallback/network_error"] == 1
-    assert counted["harvester/proxy/fallback"] == 4
-    assert counted["harvester/proxy/proxied"] == 4
+    assert counted["harvester/proxy/fallback/timeout"] == 1
+    assert counted["harvester/proxy/fallback"] == len(FAILING_DIRECTLY)
+    assert counted["harvester/proxy/proxied"] == len(FAILING_DIRECTLY)
     assert result.output.count("trying again through the proxy") == 1  # one line per host
     assert_canary_untouched(result, canary, proxy)
 
