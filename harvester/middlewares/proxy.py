@@ -26,8 +26,10 @@ from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import is_reactor_installed
-from twisted.internet.defer import Deferred, TimeoutError as DeferTimeoutError
-from twisted.internet.error import TCPTimedOutError, TimeoutError as TwistedTimeoutError
+from twisted.internet.defer import Deferred
+from twisted.internet.defer import TimeoutError as DeferTimeoutError
+from twisted.internet.error import TCPTimedOutError
+from twisted.internet.error import TimeoutError as TwistedTimeoutError
 from twisted.internet.interfaces import IResolutionReceiver
 from zope.interface import provider
 
