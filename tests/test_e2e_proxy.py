@@ -8,7 +8,6 @@ requested, by Harvester or by the proxy.
 
 from __future__ import annotations
 
-import datetime
 import json
 import re
 import ssl
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.crawl import NO_EMBEDDING, CrawlResult, crawl
-from tests.proxysrv import ProxyServer
+from tests.proxysrv import ProxyServer, self_signed
 from tests.sites import doc_page
 from tests.sitesrv import RESET, Route, SiteServer
 
@@ -237,23 +236,8 @@ def test_bad_proxy_settings_stop_the_crawl(tmp_path: Path, settings: dict[str, s
 
 def tls_context(workdir: Path) -> ssl.SSLContext:
     """A server context with a self-signed certificate for 127.0.0.1 (Scrapy does not verify)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-                   .serial_number(x509.random_serial_number()).not_valid_before(now)
-                   .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
-    cert_file, key_file = workdir / "site.crt", workdir / "site.key"
-    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert_file, key_file)
+    context.load_cert_chain(*self_signed(workdir, "127.0.0.1"))
     return context
 
 
@@ -276,3 +260,21 @@ def test_https_through_a_proxy_known_by_a_private_name(
     assert stats(result)["harvester/proxy/proxied"] == len(site.via)
     assert canary.paths() == []
     assert "canary.test" not in proxy.log() and "127.0.0.2" not in proxy.log()
+
+
+def test_an_https_proxy_is_reached_over_tls_through_the_guard_proxy(
+        servers: tuple[ViaSiteServer, SiteServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scrapy cannot speak TLS to a proxy for https targets; the local GuardProxy does, and
+    verifies the proxy's certificate (trusted here through SSL_CERT_FILE)."""
+    site, canary = servers
+    site.routes.update(proxy_site(site.port, failing=False))
+    with ProxyServer("https", tmp_path, host=PROXY_HOST) as proxy:
+        monkeypatch.setenv("SSL_CERT_FILE", str(proxy.cert_file))
+        result = proxy_crawl(site, tmp_path / "crawl", HARVESTER_PROXY=proxy.url, HARVESTER_PROXY_MODE="proxy")
+    assert result.returncode == 0, result.output[-3000:]
+    assert stored_paths(result) == {"/docs/", *PAGES}
+    assert f"CONNECT 127.0.0.1:{site.port}" in proxy.log(), proxy.log()
+    counted = stats(result)
+    assert counted["harvester/proxy/proxied"] == len(site.via)
+    assert counted["harvester/proxy/guard_proxy/upstream"] >= 1
+    assert_canary_untouched(result, canary, proxy)

@@ -210,6 +210,19 @@ def test_chains_to_a_real_upstream_after_the_local_check(
     assert site.paths() == ["/a", "/b"] and canary.paths() == []
 
 
+def test_chains_to_an_https_upstream_over_verified_tls(
+        tmp_path: Path, site: SiteServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ProxyServer("https", tmp_path, host="127.0.0.3") as upstream:
+        with GuardProxy(ALLOW, upstream.url) as guard:  # the proxy's certificate is not trusted
+            assert _get(guard.url or "", site.url + "a")[0] == 502
+        monkeypatch.setenv("SSL_CERT_FILE", str(upstream.cert_file))
+        with GuardProxy(ALLOW, upstream.url) as guard:
+            assert _get(guard.url or "", site.url + "a") == (200, b"<p>site</p>")
+            assert guard.counts["upstream"] == 1
+    assert f"CONNECT 127.0.0.1:{site.port}" in upstream.log()
+    assert site.paths() == ["/a"]
+
+
 def test_an_unreachable_upstream_is_a_bad_gateway_not_a_direct_connection(
         tmp_path: Path, site: SiteServer) -> None:
     with ProxyServer("socks5", tmp_path) as upstream:

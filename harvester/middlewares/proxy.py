@@ -3,15 +3,17 @@
 ``proxy`` sends every request through the proxy; ``fallback`` sends a request directly and, after a
 network error, a timeout, 403, 429 or 5xx, once more through the proxy. http and https proxies are
 Scrapy's own (``request.meta["proxy"]``; HttpProxyMiddleware sends the URL's credentials). Scrapy
-cannot speak SOCKS5, so a socks5 proxy is reached through a local GuardProxy chained to it.
+cannot speak SOCKS5, nor TLS to a proxy for an https target, so a socks5 or https proxy is reached
+through a local GuardProxy chained to it.
 
 The SSRF guard and a proxy: a proxied request's target is resolved by the proxy, out of sight of
 Harvester's resolver. So before a request is proxied its host is resolved here, through that same
 guarded resolver (cached, so no extra query in the usual case): a name whose every address is
-refused is refused by SSRFGuardMiddleware as if it were direct, and never reaches the proxy. An http(s)
-proxy then resolves the name again, and DNS rebinding could answer it differently; a socks5 proxy
-does not have that gap, because the local GuardProxy hands it the address it checked. A name that
-does not resolve here at all is left to the proxy (it may resolve names this machine cannot).
+refused is refused by SSRFGuardMiddleware as if it were direct, and never reaches the proxy. An
+http proxy then resolves the name again, and DNS rebinding could answer it differently; a socks5
+or https proxy does not have that gap, because the local GuardProxy hands it the address it
+checked. A name that does not resolve here at all is left to the proxy (it may resolve names this
+machine cannot).
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class ProxyModeMiddleware:
 
     Stats: ``harvester/proxy/direct``, ``harvester/proxy/proxied``,
     ``harvester/proxy/fallback/<reason>`` (``http_403``, ``http_503``, ``timeout``,
-    ``network_error``...), and for socks5 ``harvester/proxy/guard_proxy/<event>``.
+    ``network_error``...), and through a GuardProxy ``harvester/proxy/guard_proxy/<event>``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -86,7 +88,9 @@ class ProxyModeMiddleware:
                                       for path in settings.getlist("RETRY_EXCEPTIONS"))
         self.guard_proxy: GuardProxy | None = None
         self.proxy_url = str(settings.get("HARVESTER_PROXY")).strip()
-        if self.proxy.scheme == "socks5":
+        # Scrapy speaks neither SOCKS5 nor TLS to a proxy for an https target (its HTTP/1.1
+        # handler raises NotImplementedError); the GuardProxy speaks both.
+        if self.proxy.scheme in ("socks5", "https"):
             from harvester.proxy.guard_proxy import GuardProxy
 
             self.guard_proxy = GuardProxy(self.allow, self.proxy_url, check=self.guard_enabled)
