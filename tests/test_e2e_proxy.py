@@ -197,7 +197,8 @@ def test_none_mode_proxies_nothing(servers: tuple[ViaSiteServer, SiteServer], tm
     site, canary = servers
     site.routes.update(proxy_site(site.port, failing=True))
     with ProxyServer("http", tmp_path, host=PROXY_HOST) as proxy:
-        result = proxy_crawl(site, tmp_path / "crawl", HARVESTER_PROXY=proxy.url, HARVESTER_PROXY_MODE="none")
+        result = proxy_crawl(site, tmp_path / "crawl", HARVESTER_PROXY=proxy.url, HARVESTER_PROXY_MODE="none",
+                             DOWNLOAD_TIMEOUT="3")
     assert result.returncode == 0, result.output[-3000:]
     assert stored_paths(result) == {"/docs/", *PAGES}
     assert site.proxied_paths() == []
