@@ -32,6 +32,9 @@ MINIMUMS: dict[str, int] = {
     "HARVESTER_TRAP_MAX_DATE_VARIANTS": 1,
     "HARVESTER_TRAP_MAX_QUERY_VARIANTS": 1,
     "HARVESTER_MAX_PAGES_PER_HOST": 0,
+    "HARVESTER_RENDER_LEARN_AFTER": 0,
+    "HARVESTER_RENDER_CONCURRENCY": 1,
+    "HARVESTER_RENDER_TIMEOUT_MS": 1,
 }
 FLAGS = (
     "HARVESTER_EXTRACTION_ENABLED", "HARVESTER_DEDUP_ENABLED", "HARVESTER_CHUNKING_ENABLED",
@@ -39,7 +42,10 @@ FLAGS = (
     "HARVESTER_CRAWL_DELAY_ENABLED", "ROBOTSTXT_OBEY", "AUTOTHROTTLE_ENABLED",
     "HARVESTER_DEDUP_FEED_DUPLICATES",
     "HARVESTER_SSRF_GUARD_ENABLED", "HARVESTER_TRAP_DETECTION_ENABLED",
+    "HARVESTER_PROCESS_IFRAMES", "HARVESTER_FALLBACK_ENABLED", "HARVESTER_FALLBACK_ON_EMPTY",
+    "HARVESTER_FALLBACK_ON_BLOCKED",
 )
+WAIT_UNTIL = ("load", "domcontentloaded", "networkidle", "commit")
 
 
 class InvalidSettings(ValueError):
@@ -68,6 +74,7 @@ def check_settings(settings: BaseSettings) -> None:
         raise InvalidSettings("HARVESTER_EMBEDDING_ENABLED needs HARVESTER_CHUNKING_ENABLED: chunks are what is embedded")
     _check_extraction(settings)
     _check_dedup(settings)
+    _check_render(settings)
     try:
         AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS"))
     except GuardError as exc:
@@ -133,3 +140,21 @@ def _check_dedup(settings: BaseSettings) -> None:
         VersionRule(settings.get("HARVESTER_VERSION_PATTERN"))
     except ValueError as exc:
         raise InvalidSettings(f"HARVESTER_URL_STRIP_PARAMS / HARVESTER_VERSION_PATTERN: {exc}") from exc
+
+
+def _check_render(settings: BaseSettings) -> None:
+    from harvester.middlewares.render import render_problem
+    from harvester.sites import RENDER_MODES
+
+    mode = settings.get("HARVESTER_RENDER")
+    if mode not in RENDER_MODES:
+        raise InvalidSettings(f"HARVESTER_RENDER={mode!r} must be one of {RENDER_MODES}")
+    wait_until = settings.get("HARVESTER_RENDER_WAIT_UNTIL")
+    if wait_until not in WAIT_UNTIL:
+        raise InvalidSettings(f"HARVESTER_RENDER_WAIT_UNTIL={wait_until!r} must be one of {WAIT_UNTIL}")
+    if _get(settings, "HARVESTER_RENDER_DELAY", settings.getfloat, "a number") < 0:
+        raise InvalidSettings("HARVESTER_RENDER_DELAY must not be negative")
+    if mode == "always":
+        problem = render_problem(settings)
+        if problem is not None:
+            raise InvalidSettings(f"HARVESTER_RENDER=always, but {problem}")

@@ -1,0 +1,82 @@
+"""Which browser renders pages, and how it is launched (Scrapy-free).
+
+The browser is Chromium: ``HARVESTER_BROWSER_PATH`` when set, else a system Chromium
+(Debian's ``/usr/bin/chromium``, Ubuntu's ``chromium-browser``, ``google-chrome``), else the one
+``playwright install chromium`` downloaded. Playwright's own download is tried last because
+Debian's package gets security updates from apt.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+SYSTEM_BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+NO_BROWSER = (
+    "no browser to render JavaScript pages with: install Playwright's Chromium "
+    "(`pip install -e .[js] && playwright install chromium`) or point HARVESTER_BROWSER_PATH at a "
+    "system Chromium (Debian: `apt-get install chromium`, then HARVESTER_BROWSER_PATH=/usr/bin/chromium)"
+)
+NO_EXTRA = (
+    "JavaScript rendering needs scrapy-playwright: `pip install -e .[js]`, then a browser "
+    "(`playwright install chromium`, or a system Chromium in HARVESTER_BROWSER_PATH)"
+)
+
+
+class NoBrowser(RuntimeError):
+    """Rendering was asked for and no browser (or no scrapy-playwright) is there."""
+
+
+def playwright_installed() -> bool:
+    return importlib.util.find_spec("scrapy_playwright") is not None
+
+
+def find_browser(configured: str | None = None) -> str | None:
+    """The Chromium executable to launch; "" when Playwright's own download will be used; None
+    when there is none. A configured path that does not exist is an error, not a fallback."""
+    if configured:
+        path = shutil.which(configured) or (configured if os.access(configured, os.X_OK) else None)
+        if path is None:
+            raise NoBrowser(f"HARVESTER_BROWSER_PATH={configured!r} is not an executable file; {NO_BROWSER}")
+        return path
+    for name in SYSTEM_BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    if _playwright_chromium():
+        return ""
+    return None
+
+
+def _playwright_chromium() -> bool:
+    root = os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or str(Path.home() / ".cache" / "ms-playwright")
+    return bool(glob.glob(os.path.join(root, "chromium*", "chrome-linux*", "chrome")) or
+                glob.glob(os.path.join(root, "chromium_headless_shell*", "chrome-linux*", "headless_shell")))
+
+
+def launch_options(executable: str, *, proxy: str | None = None, extra_args: list[str] | tuple[str, ...] = (),
+                   timeout_ms: int = 30000) -> dict[str, object]:
+    """``PLAYWRIGHT_LAUNCH_OPTIONS`` for a headless Chromium.
+
+    ``--no-sandbox`` only as root: Chromium refuses to start a sandbox as root, and elsewhere the
+    sandbox is wanted. With ``proxy`` every connection goes through it, loopback included
+    (``<-loopback>``: Chromium otherwise connects to localhost directly, past the guard).
+    """
+    args = ["--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync", "--metrics-recording-only", "--disable-default-apps",
+            "--disable-features=Translate,MediaRouter,OptimizationHints,InterestFeedContentSuggestions"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--no-sandbox")
+    options: dict[str, object] = {"headless": True, "timeout": timeout_ms}
+    if executable:
+        options["executable_path"] = executable
+    if proxy:
+        options["proxy"] = {"server": proxy}
+        # Playwright adds the same rule itself; stated here so no Playwright version can drop it.
+        args.append("--proxy-bypass-list=<-loopback>")
+    options["args"] = [*args, *extra_args]
+    return options
