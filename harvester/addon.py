@@ -217,7 +217,7 @@ def _configure_browser(settings: BaseSettings) -> None:
     browser is there (harvester.config refuses ``render=always`` without one; ``auto`` warns)."""
     if settings.get("HARVESTER_RENDER") == "never" or render_problem(settings) is not None:
         return
-    from harvester.render.browser import find_browser, launch_options
+    from harvester.render.browser import browser_args, find_browser, launch_options
 
     handlers = dict(settings.getdict("DOWNLOAD_HANDLERS"))
     for scheme in ("http", "https"):
@@ -229,7 +229,7 @@ def _configure_browser(settings: BaseSettings) -> None:
     for name, value in {
         "PLAYWRIGHT_BROWSER_TYPE": "chromium",
         "PLAYWRIGHT_LAUNCH_OPTIONS": launch_options(
-            browser, extra_args=settings.getlist("HARVESTER_BROWSER_ARGS"), timeout_ms=timeout),
+            browser, extra_args=browser_args(settings.get("HARVESTER_BROWSER_ARGS")), timeout_ms=timeout),
         "PLAYWRIGHT_ABORT_REQUEST": "harvester.render.handler.abort_heavy_request",
         "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": timeout,
         # The total is capped by the handler (HARVESTER_RENDER_CONCURRENCY); PLAYWRIGHT_MAX_CONTEXTS

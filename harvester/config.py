@@ -144,6 +144,7 @@ def _check_dedup(settings: BaseSettings) -> None:
 
 def _check_render(settings: BaseSettings) -> None:
     from harvester.middlewares.render import render_problem
+    from harvester.render.browser import browser_args
     from harvester.sites import RENDER_MODES
 
     mode = settings.get("HARVESTER_RENDER")
@@ -154,6 +155,10 @@ def _check_render(settings: BaseSettings) -> None:
         raise InvalidSettings(f"HARVESTER_RENDER_WAIT_UNTIL={wait_until!r} must be one of {WAIT_UNTIL}")
     if _get(settings, "HARVESTER_RENDER_DELAY", settings.getfloat, "a number") < 0:
         raise InvalidSettings("HARVESTER_RENDER_DELAY must not be negative")
+    try:
+        browser_args(settings.get("HARVESTER_BROWSER_ARGS"))
+    except ValueError as exc:
+        raise InvalidSettings(f"HARVESTER_BROWSER_ARGS: {exc} (give a JSON list or shell-quoted arguments)") from exc
     if mode == "always":
         problem = render_problem(settings)
         if problem is not None:

@@ -80,11 +80,20 @@ class ExtractionMiddleware:
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
+        # A page the browser was asked for after HTTP: what it gives decides whether its host
+        # goes browser-direct, so that is learned before its links are scheduled.
+        fallback = bool(response.meta.get(FALLBACK_META)) and self._is_page(response)
+        held = []
         async for element in result:
-            yield element
+            if fallback:
+                held.append(element)
+            else:
+                yield element
         # A browser re-request is the same page: it used its budget when HTTP fetched it.
-        if self._is_page(response) and (response.meta.get(FALLBACK_META) or self._within_budget()):
+        if self._is_page(response) and (fallback or self._within_budget()):
             output = await self._extract(response)
+            for element in held:
+                yield element
             if output is not None:
                 yield output
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import glob
 import importlib.util
+import json
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -80,3 +82,16 @@ def launch_options(executable: str, *, proxy: str | None = None, extra_args: lis
         args.append("--proxy-bypass-list=<-loopback>")
     options["args"] = [*args, *extra_args]
     return options
+
+
+def browser_args(value: object) -> list[str]:
+    """``HARVESTER_BROWSER_ARGS``: a list, a JSON list, or a shell-quoted string (a Chromium
+    argument may hold commas, so Scrapy's comma-split ``getlist`` cannot read it)."""
+    if not value:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    text = str(value).strip()
+    if text.startswith("["):
+        return [str(v) for v in json.loads(text)]
+    return shlex.split(text)

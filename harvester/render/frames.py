@@ -9,11 +9,13 @@ reason ``iframes``); with ``render=never`` its frames are not read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 FRAMES_META = "harvester_frames"  # the key of the page method that reads the frames
+_ATX = re.compile(r"^#{1,6}\s")
 MAX_FRAMES = 20  # a page with more same-site frames is a frameset trap, not a document
 
 
@@ -41,8 +43,24 @@ def merge_frames(markdown: str, frames: Iterable[Frame], to_markdown: Callable[[
     for frame in frames:
         text = to_markdown(frame)
         if text and text.strip():
-            parts.append(f"## {frame.title or frame.url}\n\nFrame: <{frame.url}>\n\n{text.strip()}")
+            parts.append(f"## {frame.title or frame.url}\n\nFrame: <{frame.url}>\n\n{demote_headings(text.strip(), 2)}")
     return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def demote_headings(markdown: str, levels: int) -> str:
+    """ATX headings ``levels`` deeper (at most ``######``), so a frame's sections sit under its
+    own heading; fenced code is left alone."""
+    out, fence = [], ""
+    for line in markdown.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+            fence = "" if fence == marker else (fence or marker)
+        elif not fence and _ATX.match(line):
+            hashes = len(line) - len(line.lstrip("#"))
+            line = "#" * min(6, hashes + levels) + line[hashes:]
+        out.append(line)
+    return "\n".join(out)
 
 
 def frames_of(meta: dict) -> list[Frame]:

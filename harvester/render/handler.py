@@ -81,30 +81,27 @@ async def inspect_page(page: Page, *, max_size: int, frames: bool) -> list[dict[
 
 class GuardedBrowserProvider(PlaywrightBrowserProvider):
     """Launches Chromium with every connection sent through the guard proxy, started here (with
-    the browser) and stopped at close."""
+    the browser) and stopped at close. ``guard``: ``GuardProxy`` keyword arguments."""
 
-    def __init__(self, config: Config, *, allow: AllowList | None, upstream: str | None) -> None:
+    def __init__(self, config: Config, *, guard: dict[str, Any]) -> None:
         super().__init__(config)
-        self._allow = allow
-        self._upstream = upstream
+        self._guard_options = guard
         self._guard: Any = None
+        self._server = ""
 
     async def launch_browser(self) -> Browser:
-        options = dict(self.config.launch_options)
-        if self._allow is not None:  # None: HARVESTER_SSRF_GUARD_ENABLED is off
-            if self._guard is None:
-                from harvester.proxy.guard_proxy import GuardProxy
+        if self._guard is None:
+            from harvester.proxy.guard_proxy import GuardProxy
 
-                self._guard = GuardProxy(self._allow, upstream=self._upstream)
-                self._server = self._guard.start()
-                logger.info("Browser traffic goes through the SSRF guard proxy at %s", self._server)
-            options["proxy"] = {"server": self._server}
-            args = list(options.get("args") or [])
-            if "--proxy-bypass-list=<-loopback>" not in args:
-                args.append("--proxy-bypass-list=<-loopback>")
-            options["args"] = args
-        elif self._upstream:
-            options["proxy"] = {"server": self._upstream}
+            self._guard = GuardProxy(**self._guard_options)
+            self._server = self._guard.start()
+            logger.info("Browser traffic goes through the SSRF guard proxy at %s", self._server)
+        options = dict(self.config.launch_options)
+        options["proxy"] = {"server": self._server}
+        args = list(options.get("args") or [])
+        if "--proxy-bypass-list=<-loopback>" not in args:
+            args.append("--proxy-bypass-list=<-loopback>")
+        options["args"] = args
         self.config.launch_options = options
         return await super().launch_browser()
 
@@ -128,13 +125,25 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         settings = crawler.settings
-        allow = (AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS"))
-                 if settings.getbool("HARVESTER_SSRF_GUARD_ENABLED") else None)
         mode = settings.get("HARVESTER_PROXY_MODE") or "none"
-        upstream = settings.get("HARVESTER_PROXY") if mode in ("proxy", "direct") else None
+        stats = crawler.stats
+
+        def count(event: str) -> None:  # called in the proxy's thread
+            from twisted.internet import reactor
+
+            reactor.callFromThread(stats.inc_value, f"harvester/render/proxy/{event}")  # type: ignore[attr-defined]
+
+        guard = {
+            "allow": AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS")),
+            # The guard proxy also applies HARVESTER_PROXY, so the browser's traffic takes the same way.
+            "upstream": settings.get("HARVESTER_PROXY") if mode in ("proxy", "direct", "fallback") else None,
+            "fallback": mode == "fallback",
+            "check": settings.getbool("HARVESTER_SSRF_GUARD_ENABLED"),
+            "on_event": count,
+        }
 
         def provider(config: Config) -> GuardedBrowserProvider:
-            return GuardedBrowserProvider(config, allow=allow, upstream=upstream)
+            return GuardedBrowserProvider(config, guard=guard)
 
         self.browser_provider_cls = provider  # type: ignore[assignment]
         self._slots = asyncio.Semaphore(max(1, settings.getint("HARVESTER_RENDER_CONCURRENCY")))
@@ -142,6 +151,10 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self._started = False
         self._start_lock = asyncio.Lock()
         self._pages: dict[int, Page] = {}
+        # Scrapy builds one handler per scheme; the first one built renders for both, so http and
+        # https pages share one browser, one guard proxy and one cap.
+        self._owner: HarvesterPlaywrightHandler = getattr(crawler, "harvester_playwright_handler", self)
+        crawler.harvester_playwright_handler = self._owner  # type: ignore[attr-defined]
 
     # scrapy-playwright starts Playwright when the engine starts; here it waits for a page.
     async def _maybe_launch_in_thread(self) -> None:
@@ -159,6 +172,8 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     async def download_request(self, request: Request, spider: Spider | None = None) -> Response:  # type: ignore[override]
         if not request.meta.get("playwright"):
             return await super().download_request(request)
+        if self._owner is not self:
+            return await self._owner.download_request(request)
         stats = self.stats
         async with self._slots:
             try:
