@@ -223,3 +223,22 @@ def test_a_host_that_needs_the_browser_goes_browser_direct_and_rendered_pages_ar
         texts[name] = texts.get(name, "") + point.payload["page_content"]
     assert "apricot" in texts["chain-1.html"] and "cherry" in texts["chain-3.html"] and "damson" in texts["after.html"]
     assert len(points) == len([c for item in result.items for c in item["chunks"]])
+
+
+def test_auto_without_a_browser_warns_once_and_keeps_the_http_result(tmp_path: Path) -> None:
+    routes = {
+        "/": page("Home", f'<main><h1>Home</h1><p>{PROSE}</p><a href="/a.html">a</a> <a href="/b.html">b</a></main>'),
+        "/a.html": shell("A", render_into_root("A", "a")),
+        "/b.html": shell("B", render_into_root("B", "b")),
+    }
+    with SiteServer(routes=routes) as site:
+        result = crawl("docs", site.url, tmp_path, settings={
+            **NO_EMBEDDING, "HARVESTER_BROWSER_PATH": str(tmp_path / "no-chromium")})
+        served = hits(site)
+    assert result.returncode == 0, result.output[-3000:]
+    assert served["/a.html"] == served["/b.html"] == 1
+    assert [item["url"] for item in result.items] == [site.url]
+    warnings = [line for line in result.output.splitlines() if "needs JavaScript rendering" in line]
+    assert len(warnings) == 1 and "playwright install chromium" in warnings[0] and "HARVESTER_BROWSER_PATH" in warnings[0]
+    assert stats(result.output, "harvester/render/unavailable") == {"harvester/render/unavailable": 2}
+    assert "playwright/" not in result.output  # no browser, no Playwright started
