@@ -79,7 +79,7 @@ def canary_site(canary: str) -> dict[str, Route]:
 def mixed_site(canary: str) -> dict[str, Route]:
     links = "".join(f'<li><a href="/{name}">{name}</a></li>' for name in (
         "static.html", "static-js.html", "shell.html", "hash.html", "framed.html", "blocked.html",
-        "login.html", "canary.html"))
+        "login.html", "canary.html", "slow.html", "huge.html"))
     return {
         "/": page("Home", f"<main><h1>Home</h1><p>{PROSE}</p><ul>{links}</ul></main>"),
         "/static.html": page("Static", f"<main><h1>Static page</h1><p>{PROSE}</p></main>"),
@@ -97,6 +97,11 @@ def mixed_site(canary: str) -> dict[str, Route]:
         "/login.html": page("Sign in", '<form><input name="user"><input type="password" name="pw">'
                             "<button>Sign in</button></form>"),
         **canary_site(canary),
+        # Its script arrives in 16-byte pieces for longer than the page timeout: the render fails.
+        "/slow.html": page("Slow", '<div id="root"></div><script src="/slow.js"></script>'),
+        "/slow.js": Route("/* " + "x" * 300 + " */", 200, {"Content-Type": "application/javascript"}, drip=0.5),
+        # Small over HTTP, over DOWNLOAD_MAXSIZE once its script ran.
+        "/huge.html": shell("Huge", "document.getElementById('root').textContent = 'word '.repeat(60000);"),
     }
 
 
@@ -123,6 +128,7 @@ def mixed_crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Counter[
         site.routes.update(mixed_site(canary.url))
         result = crawl("docs", site.url, workdir, settings={
             **NO_EMBEDDING, **BROWSER, "HARVESTER_RENDER_LEARN_AFTER": "0", "HARVESTER_PROCESS_IFRAMES": "1",
+            "HARVESTER_RENDER_TIMEOUT_MS": "4000", "DOWNLOAD_MAXSIZE": "200000",
         }, timeout=300)
     return result, hits(site), canary.paths()
 
@@ -242,3 +248,15 @@ def test_auto_without_a_browser_warns_once_and_keeps_the_http_result(tmp_path: P
     assert len(warnings) == 1 and "playwright install chromium" in warnings[0] and "HARVESTER_BROWSER_PATH" in warnings[0]
     assert stats(result.output, "harvester/render/unavailable") == {"harvester/render/unavailable": 2}
     assert "playwright/" not in result.output  # no browser, no Playwright started
+
+
+def test_failed_and_oversized_renders_close_their_pages(mixed_crawl) -> None:
+    result, served, _ = mixed_crawl
+    items = by_path(result)
+    assert "/slow.html" not in items and "/huge.html" not in items
+    render = stats(result.output, "harvester/render/")
+    assert render["harvester/render/too_large"] == 1
+    assert render["harvester/render/failed"] == 2  # the slow page and the huge one
+    pages = stats(result.output, "playwright/page_count")
+    assert pages["playwright/page_count"] == pages["playwright/page_count/closed"] == 6
+    assert "Closing browser" in result.output
