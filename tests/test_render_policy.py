@@ -69,6 +69,8 @@ def test_login_walls_and_error_pages_never_render() -> None:
 
 def test_a_host_goes_browser_direct_after_n_pages_needed_it() -> None:
     learner = RenderLearner(learn_after=2)
+    for n in range(3):
+        learner.fetched_over_http(f"http://a.test/{n}")
     assert not learner.direct("http://a.test/x")
     assert learner.needed_browser("http://a.test/1") is False
     assert learner.needed_browser("http://a.test/2") is True  # the moment it is learned
@@ -76,8 +78,18 @@ def test_a_host_goes_browser_direct_after_n_pages_needed_it() -> None:
     assert learner.direct("http://a.test/other") and not learner.direct("http://b.test/")
     never = RenderLearner(learn_after=0)
     for n in range(5):
+        never.fetched_over_http(f"http://a.test/{n}")
         never.needed_browser(f"http://a.test/{n}")
     assert not never.direct("http://a.test/")
+
+
+def test_a_site_where_few_pages_need_the_browser_stays_on_http() -> None:
+    learner = RenderLearner(learn_after=3)
+    for n in range(100):
+        learner.fetched_over_http(f"http://docs.test/{n}")
+        if n % 10 == 0:
+            assert learner.needed_browser(f"http://docs.test/{n}") is False
+    assert not learner.direct("http://docs.test/next")
 
 
 def test_contexts_per_locale_timezone_and_user_agent_block_service_workers() -> None:

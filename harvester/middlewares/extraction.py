@@ -128,6 +128,8 @@ class ExtractionMiddleware:
             self._report(page_failed, response.url, "extraction_error", "failed")
             return None
         rendered = "playwright" in response.flags
+        if not rendered:
+            self._renderer.learner.fetched_over_http(response.url)
         low_quality = page is not None and page.quality < self._low_quality
         reason = fallback_reason(profile, verdict, status=response.status, rendered=rendered, low_quality=low_quality)
         if (reason is None and not rendered and profile.process_iframes and profile.render == "auto"

@@ -96,6 +96,7 @@ class Renderer:
 
         meta = request.meta
         meta["playwright"] = True
+        meta["dont_cache"] = True  # HTTPCACHE (settings/dev.py) would answer with the HTTP fetch's body
         meta["playwright_context"] = context_name(profile)
         meta["playwright_context_kwargs"] = context_kwargs(profile)
         meta["playwright_page_goto_kwargs"] = {"wait_until": profile.wait_until, "timeout": profile.page_timeout_ms}

@@ -46,23 +46,39 @@ def fallback_reason(profile: SiteProfile, verdict: Verdict, *, status: int, rend
     return None
 
 
+# Of the pages of a host fetched over HTTP, the share that must have needed the browser before the
+# host goes browser-direct: a site where one page in ten is an app keeps its other nine on HTTP.
+LEARN_SHARE = 0.5
+
+
 @dataclass
 class RenderLearner:
-    """Per host: how many pages needed the browser (a render that gave content); from
-    ``learn_after`` on (0 = never learn), the host's pages are rendered directly."""
+    """Per host: how many pages were fetched over HTTP and how many of them needed the browser
+    (a render that gave content). From ``learn_after`` such pages on (0 = never learn), when they
+    are at least ``LEARN_SHARE`` of the host's pages, its further pages are rendered directly."""
 
     learn_after: int
+    _fetched: Counter[str] = field(default_factory=Counter)
     _needed: Counter[str] = field(default_factory=Counter)
+    _direct: set[str] = field(default_factory=set)
+
+    def fetched_over_http(self, url: str) -> None:
+        self._fetched[_host(url)] += 1
 
     def needed_browser(self, url: str) -> bool:
         """Count a page of ``url``'s host that the browser turned into content; True when this
         makes the host browser-direct."""
         host = _host(url)
         self._needed[host] += 1
-        return self.learn_after > 0 and self._needed[host] == self.learn_after
+        needed = self._needed[host]
+        if (self.learn_after > 0 and host not in self._direct and needed >= self.learn_after
+                and needed >= LEARN_SHARE * self._fetched[host]):
+            self._direct.add(host)
+            return True
+        return False
 
     def direct(self, url: str) -> bool:
-        return self.learn_after > 0 and self._needed[_host(url)] >= self.learn_after
+        return _host(url) in self._direct
 
 
 def _host(url: str) -> str:
