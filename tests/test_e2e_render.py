@@ -208,9 +208,18 @@ def chain_site() -> dict[str, Route]:
 
 
 def test_a_host_that_needs_the_browser_goes_browser_direct_and_rendered_pages_are_indexed(tmp_path: Path) -> None:
-    with SiteServer(routes=chain_site()) as site:
-        result = crawl("docs", site.url, tmp_path, settings={**BROWSER, "HARVESTER_RENDER_LEARN_AFTER": "2"})
+    """Learning, the real model and local Qdrant, then a re-crawl: rendered pages were stored with
+    their validators and links, so the re-crawl asks over HTTP, gets 304s, renders nothing,
+    follows the stored links and prunes nothing."""
+    routes = chain_site()
+    for n, route in enumerate(routes.values()):
+        route.headers["ETag"] = f'"v{n}"'
+    settings = {**BROWSER, "HARVESTER_RENDER_LEARN_AFTER": "2"}
+    with SiteServer(routes=routes) as site:
+        result = crawl("docs", site.url, tmp_path, settings=settings)
         served = hits(site)
+        points = qdrant_points(tmp_path / "qdrant")
+        again = crawl("docs", site.url, tmp_path, settings=settings)
     assert result.returncode == 0, result.output[-3000:]
     assert [served[f"/chain-{n}.html"] for n in (1, 2, 3)] == [2, 2, 1]  # HTTP + browser, then browser only
     assert served["/after.html"] == 1
@@ -221,14 +230,18 @@ def test_a_host_that_needs_the_browser_goes_browser_direct_and_rendered_pages_ar
     assert render["harvester/render/fallback"] == 2
     assert render["harvester/render/learned_hosts"] == 1
     assert render["harvester/render/learned_direct"] == 2
-    # The real model and local Qdrant hold the rendered text.
-    points = qdrant_points(tmp_path / "qdrant")
     texts: dict[str, str] = {}
     for point in points:
         name = point.payload["metadata"]["source_url"].rsplit("/", 1)[1]
         texts[name] = texts.get(name, "") + point.payload["page_content"]
     assert "apricot" in texts["chain-1.html"] and "cherry" in texts["chain-3.html"] and "damson" in texts["after.html"]
     assert len(points) == len([c for item in result.items for c in item["chunks"]])
+
+    assert again.returncode == 0, again.output[-3000:]
+    assert again.report["recrawl"]["unchanged_304"] == 5, again.report["recrawl"]
+    assert again.report["recrawl"]["pruned"] == 0
+    assert "harvester/render/fallback" not in again.output and "playwright/page_count" not in again.output
+    assert len(qdrant_points(tmp_path / "qdrant")) == len(points)
 
 
 def test_auto_without_a_browser_warns_once_and_keeps_the_http_result(tmp_path: Path) -> None:
@@ -260,3 +273,4 @@ def test_failed_and_oversized_renders_close_their_pages(mixed_crawl) -> None:
     pages = stats(result.output, "playwright/page_count")
     assert pages["playwright/page_count"] == pages["playwright/page_count/closed"] == 6
     assert "Closing browser" in result.output
+
