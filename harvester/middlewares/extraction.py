@@ -15,7 +15,7 @@ from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 
 from harvester.content.classify import NOT_INDEXED, PageType, Verdict, decide, read_signals
-from harvester.content.extract import ExtractedPage, NoContent, extract_page
+from harvester.content.extract import ExtractedPage, NoContent, extract_page, parse_html
 from harvester.content.canonical import canonical_url, compile_strip_params
 from harvester.content.urls import content_hash, host_key, in_scope
 from harvester.items import PageItem
@@ -167,7 +167,10 @@ class ExtractionMiddleware:
         extraction, its verdict; for rendered pages the frames' content joins the page's."""
         doc = _parsed_tree(response)
         if doc is None:
-            doc = response.selector.root
+            try:
+                doc = parse_html(response.text)
+            except NoContent as exc:
+                return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, []
         signals = read_signals(doc, response.text)
         url = response.url
         page: ExtractedPage | None = None
