@@ -79,7 +79,7 @@ def canary_site(canary: str) -> dict[str, Route]:
 def mixed_site(canary: str) -> dict[str, Route]:
     links = "".join(f'<li><a href="/{name}">{name}</a></li>' for name in (
         "static.html", "static-js.html", "shell.html", "hash.html", "framed.html", "blocked.html",
-        "login.html", "canary.html", "slow.html", "huge.html"))
+        "login.html", "canary.html", "slow.html", "huge.html", "links.html"))
     return {
         "/": page("Home", f"<main><h1>Home</h1><p>{PROSE}</p><ul>{links}</ul></main>"),
         "/static.html": page("Static", f"<main><h1>Static page</h1><p>{PROSE}</p></main>"),
@@ -100,6 +100,11 @@ def mixed_site(canary: str) -> dict[str, Route]:
         # Its script arrives in 16-byte pieces for longer than the page timeout: the render fails.
         "/slow.html": page("Slow", '<div id="root"></div><script src="/slow.js"></script>'),
         "/slow.js": Route("/* " + "x" * 300 + " */", 200, {"Content-Type": "application/javascript"}, drip=0.5),
+        # Low quality over HTTP (mostly links), so the browser is tried; its render fails.
+        "/links.html": page("Links", "<main><h1>Link list</h1><p>Where to read on about the tool.</p><ul>"
+                            + "".join(f'<li><a href="/static.html">The static page about configuration, part {n}</a></li>'
+                                      for n in range(8))
+                            + '</ul></main><script src="/slow.js"></script>'),
         # Small over HTTP, over DOWNLOAD_MAXSIZE once its script ran.
         "/huge.html": shell("Huge", "document.getElementById('root').textContent = 'word '.repeat(60000);"),
     }
@@ -185,6 +190,7 @@ def test_browser_sub_requests_to_a_loopback_canary_are_refused(mixed_crawl) -> N
     assert canary_hits == [], canary_hits
     assert "Canary page" in by_path(result)["/canary.html"]["markdown"]
     assert served["/redirect-to-canary.js"] == 1  # the browser asked; the hop to the canary was refused
+    assert stats(result.output, "harvester/render/popups_closed") == {"harvester/render/popups_closed": 1}
     refused = stats(result.output, "harvester/render/proxy/refused")
     assert sum(refused.values()) >= 3, refused
 
@@ -263,14 +269,21 @@ def test_auto_without_a_browser_warns_once_and_keeps_the_http_result(tmp_path: P
     assert "playwright/" not in result.output  # no browser, no Playwright started
 
 
+def test_a_page_the_browser_failed_on_keeps_its_http_result(mixed_crawl) -> None:
+    result, served, _ = mixed_crawl
+    item = by_path(result)["/links.html"]
+    assert served["/links.html"] == 2 and not item["rendered"] and item["page_type"] == "content"
+    assert stats(result.output, "harvester/render/fallback/")["harvester/render/fallback/low_quality"] == 1
+
+
 def test_failed_and_oversized_renders_close_their_pages(mixed_crawl) -> None:
     result, served, _ = mixed_crawl
     items = by_path(result)
     assert "/slow.html" not in items and "/huge.html" not in items
     render = stats(result.output, "harvester/render/")
     assert render["harvester/render/too_large"] == 1
-    assert render["harvester/render/failed"] == 2  # the slow page and the huge one
+    assert render["harvester/render/failed"] == 3  # the slow pages and the huge one
     pages = stats(result.output, "playwright/page_count")
-    assert pages["playwright/page_count"] == pages["playwright/page_count/closed"] == 6
+    assert pages["playwright/page_count"] == pages["playwright/page_count/closed"] == 7
     assert "Closing browser" in result.output
 
