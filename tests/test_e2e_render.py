@@ -79,7 +79,7 @@ def canary_site(canary: str) -> dict[str, Route]:
 def mixed_site(canary: str) -> dict[str, Route]:
     links = "".join(f'<li><a href="/{name}">{name}</a></li>' for name in (
         "static.html", "static-js.html", "shell.html", "hash.html", "framed.html", "blocked.html",
-        "login.html", "canary.html", "slow.html", "huge.html", "links.html"))
+        "login.html", "canary.html", "slow.html", "huge.html", "links.html", "busy.html"))
     return {
         "/": page("Home", f"<main><h1>Home</h1><p>{PROSE}</p><ul>{links}</ul></main>"),
         "/static.html": page("Static", f"<main><h1>Static page</h1><p>{PROSE}</p></main>"),
@@ -105,6 +105,8 @@ def mixed_site(canary: str) -> dict[str, Route]:
                             + "".join(f'<li><a href="/static.html">The static page about configuration, part {n}</a></li>'
                                       for n in range(8))
                             + '</ul></main><script src="/slow.js"></script>'),
+        # Its script never yields once the page loaded: only the render budget ends it.
+        "/busy.html": shell("Busy", "window.addEventListener('load', () => setTimeout(() => { for (;;) {} }, 0));"),
         # Small over HTTP, over DOWNLOAD_MAXSIZE once its script ran.
         "/huge.html": shell("Huge", "document.getElementById('root').textContent = 'word '.repeat(60000);"),
     }
@@ -279,11 +281,16 @@ def test_a_page_the_browser_failed_on_keeps_its_http_result(mixed_crawl) -> None
 def test_failed_and_oversized_renders_close_their_pages(mixed_crawl) -> None:
     result, served, _ = mixed_crawl
     items = by_path(result)
-    assert "/slow.html" not in items and "/huge.html" not in items
+    assert "/slow.html" not in items and "/huge.html" not in items and "/busy.html" not in items
     render = stats(result.output, "harvester/render/")
     assert render["harvester/render/too_large"] == 1
-    assert render["harvester/render/failed"] == 3  # the slow pages and the huge one
+    assert render["harvester/render/over_budget"] == 1
+    assert render["harvester/render/failed"] == 4  # the slow pages, the busy one and the huge one
     pages = stats(result.output, "playwright/page_count")
-    assert pages["playwright/page_count"] == pages["playwright/page_count/closed"] == 7
+    assert pages["playwright/page_count"] == 8
+    # scrapy-playwright closes pages after success and on errors; the busy page's render was
+    # cancelled, which it does not see: the handler closed that one.
+    assert pages["playwright/page_count/closed"] == 7
+    assert render["harvester/render/pages_closed_by_harvester"] == 1
     assert "Closing browser" in result.output
 

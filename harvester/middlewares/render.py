@@ -99,12 +99,16 @@ class Renderer:
         meta["dont_cache"] = True  # HTTPCACHE (settings/dev.py) would answer with the HTTP fetch's body
         meta["playwright_context"] = context_name(profile)
         meta["playwright_context_kwargs"] = context_kwargs(profile)
-        meta["playwright_page_goto_kwargs"] = {"wait_until": profile.wait_until, "timeout": profile.page_timeout_ms}
+        # Numbers from -s settings arrive as text.
+        timeout_ms = int(float(profile.page_timeout_ms))
+        delay = float(profile.delay_before_return_html or 0)
+        meta["playwright_page_goto_kwargs"] = {"wait_until": profile.wait_until, "timeout": timeout_ms}
         methods: dict[str, Any] = {}
         if profile.wait_for:
-            methods["wait_for"] = PageMethod("wait_for_selector", profile.wait_for, timeout=profile.page_timeout_ms)
-        if profile.delay_before_return_html:
-            methods["delay"] = PageMethod("wait_for_timeout", float(profile.delay_before_return_html) * 1000)
+            methods["wait_for"] = PageMethod("wait_for_selector", profile.wait_for, timeout=timeout_ms)
+        if delay:
+            meta["harvester_render_delay"] = delay
+            methods["delay"] = PageMethod("wait_for_timeout", delay * 1000)
         methods[FRAMES_META] = PageMethod(inspect_page, max_size=self._max_size, frames=profile.process_iframes)
         meta["playwright_page_methods"] = methods
         # A browser asked for If-None-Match would show the 304's empty body.

@@ -57,6 +57,10 @@ class RenderedTooLarge(IgnoreRequest):
     """The rendered page is over ``DOWNLOAD_MAXSIZE``."""
 
 
+class RenderTimeout(IgnoreRequest):
+    """The render took longer than its budget (a page whose script never yields)."""
+
+
 async def inspect_page(page: Page, *, max_size: int, frames: bool) -> list[dict[str, str]]:
     """The last page method of every rendered request: refuse a page over ``max_size`` before
     its HTML is copied out of the browser, and read its same-site frames when asked."""
@@ -119,6 +123,8 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     together), ``DOWNLOAD_MAXSIZE``, ``HARVESTER_SSRF_GUARD_ENABLED``, ``HARVESTER_ALLOWED_HOSTS``,
     ``HARVESTER_PROXY`` / ``HARVESTER_PROXY_MODE`` (``proxy``: the guard proxy forwards to it).
     Stats: ``harvester/render/pages``, ``harvester/render/failed``, ``harvester/render/too_large``,
+    ``harvester/render/over_budget``, ``harvester/render/pages_closed_by_harvester`` (pages
+    scrapy-playwright left open: a cancelled render),
     ``harvester/render/popups_closed``, and scrapy-playwright's ``playwright/...``.
     """
 
@@ -148,6 +154,7 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self.browser_provider_cls = provider  # type: ignore[assignment]
         self._slots = asyncio.Semaphore(max(1, settings.getint("HARVESTER_RENDER_CONCURRENCY")))
         self._max_size = settings.getint("DOWNLOAD_MAXSIZE")
+        self._timeout_ms = settings.getint("HARVESTER_RENDER_TIMEOUT_MS")
         self._started = False
         self._start_lock = asyncio.Lock()
         self._pages: dict[int, Page] = {}
@@ -178,7 +185,13 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         async with self._slots:
             try:
                 await self._start()
-                response = await super().download_request(request)
+                # Playwright's timeouts bound navigation and waiting, not a page whose script never
+                # yields (evaluate and content() would wait forever): the whole render has a budget.
+                response = await asyncio.wait_for(super().download_request(request), self._budget(request))
+            except asyncio.TimeoutError as exc:
+                stats.inc_value("harvester/render/failed")
+                stats.inc_value("harvester/render/over_budget")
+                raise RenderTimeout(f"rendering {request.url} took longer than {self._budget(request):.0f} s") from exc
             except RenderedTooLarge:
                 stats.inc_value("harvester/render/too_large")
                 stats.inc_value("harvester/render/failed")
@@ -194,6 +207,12 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         stats.inc_value("harvester/render/pages")
         return response
 
+    def _budget(self, request: Request) -> float:
+        """Seconds a render may take: navigation, ``wait_for`` and the delay, each bounded by the
+        page timeout, plus a margin for reading the page."""
+        timeout_ms = (request.meta.get("playwright_page_goto_kwargs") or {}).get("timeout") or self._timeout_ms
+        return 3 * timeout_ms / 1000 + float(request.meta.get("harvester_render_delay") or 0) + 10
+
     async def _create_page(self, request: Request, spider: Spider) -> Page:
         page = await super()._create_page(request, spider)
         self._pages[id(request)] = page
@@ -207,6 +226,7 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     async def _close_page(self, request: Request) -> None:
         page = self._pages.pop(id(request), None)
         if page is not None and not page.is_closed():
+            self.stats.inc_value("harvester/render/pages_closed_by_harvester")
             # Shielded: when the download was cancelled (DOWNLOAD_TIMEOUT), this still runs to the end.
             with suppress(asyncio.CancelledError):
                 await asyncio.shield(_close_quietly(page))
