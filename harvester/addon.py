@@ -28,6 +28,7 @@ from harvester.middlewares.failures import FailureRecorderMiddleware
 from harvester.middlewares.guard import SSRFGuardMiddleware
 from harvester.middlewares.render import HANDLER, RenderRequestMiddleware, render_problem
 from harvester.middlewares.limits import BoundedHttpCompressionMiddleware, EncodingFixMiddleware
+from harvester.middlewares.proxy import ProxyModeMiddleware
 from harvester.middlewares.retryafter import RetryAfterMiddleware
 from harvester.middlewares.robots import QuietRobotsTxtMiddleware
 from harvester.pipelines.boilerplate import BoilerplatePipeline
@@ -187,6 +188,10 @@ class HarvesterAddon:
         # Response order runs from high to low: after decompression (590), before RetryMiddleware (550).
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", EncodingFixMiddleware, 586)
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RetryAfterMiddleware, 555)
+        # Between RetryAfterMiddleware (555) and SSRFGuardMiddleware (560), below HttpProxyMiddleware
+        # (750): the guard judges a request after its proxy pre-check, a fallback comes at the
+        # first failure rather than after the direct retries; ProxyModeMiddleware says why.
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", ProxyModeMiddleware, 557)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ExtractionMiddleware, 100)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ServedUrlMiddleware, 900)
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CrawlTrapMiddleware, 700)

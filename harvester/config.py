@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from harvester.content.urls import check_css, compile_patterns
 from harvester.embedding import BACKENDS
 from harvester.guard import AllowList, GuardError
+from harvester.proxy import ProxySettingsError, proxy_settings
 
 CONVERTERS = ("markdownify", "html-to-markdown")
 
@@ -78,6 +79,10 @@ def check_settings(settings: BaseSettings) -> None:
     try:
         AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS"))
     except GuardError as exc:
+        raise InvalidSettings(str(exc)) from exc
+    try:
+        proxy_settings(settings)
+    except ProxySettingsError as exc:
         raise InvalidSettings(str(exc)) from exc
     backend = settings.get("HARVESTER_EMBEDDING_BACKEND")
     if backend not in BACKENDS:

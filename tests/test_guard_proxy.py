@@ -6,7 +6,9 @@ allow-listed, so it must never see a request. Names get addresses from a stub re
 
 from __future__ import annotations
 
+import asyncio
 import http.client
+import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from harvester.guard import AllowList
+from harvester.proxy import BROWSER_ARGS, playwright_proxy
 from harvester.proxy.guard_proxy import GuardProxy
 from tests.proxysrv import ProxyServer
 from tests.sitesrv import Route, SiteServer
@@ -207,6 +210,19 @@ def test_chains_to_a_real_upstream_after_the_local_check(
     assert site.paths() == ["/a", "/b"] and canary.paths() == []
 
 
+def test_chains_to_an_https_upstream_over_verified_tls(
+        tmp_path: Path, site: SiteServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ProxyServer("https", tmp_path, host="127.0.0.3") as upstream:
+        with GuardProxy(ALLOW, upstream.url) as guard:  # the proxy's certificate is not trusted
+            assert _get(guard.url or "", site.url + "a")[0] == 502
+        monkeypatch.setenv("SSL_CERT_FILE", str(upstream.cert_file))
+        with GuardProxy(ALLOW, upstream.url) as guard:
+            assert _get(guard.url or "", site.url + "a") == (200, b"<p>site</p>")
+            assert guard.counts["upstream"] == 1
+    assert f"CONNECT 127.0.0.1:{site.port}" in upstream.log()
+    assert site.paths() == ["/a"]
+
+
 def test_an_unreachable_upstream_is_a_bad_gateway_not_a_direct_connection(
         tmp_path: Path, site: SiteServer) -> None:
     with ProxyServer("socks5", tmp_path) as upstream:
@@ -253,3 +269,55 @@ def test_too_many_connections_are_turned_away(site: SiteServer) -> None:
         assert first.recv(4096).startswith(b"HTTP/1.1 200")
         assert _get(guard.url or "", site.url + "a")[0] == 503
         first.close()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (scripts/bootstrap.sh --test installs Debian's)")
+def test_a_real_chromium_through_the_proxy_never_reaches_the_canary() -> None:
+    """Sub-resources, fetch, a WebSocket and a redirect hop of a page, all from the browser: the
+    page and its own requests load, every connection to the canary is refused at the proxy."""
+    playwright_api = pytest.importorskip("playwright.async_api")
+    canary = SiteServer(routes={}, host="127.0.0.2")
+    try:
+        site = SiteServer(routes={}, port=canary.port)
+    except OSError:
+        pytest.skip("no common free port on 127.0.0.1 and 127.0.0.2")
+    port = canary.port
+    site.routes.update({
+        "/": Route(f"""<html><head><title>app</title></head><body><h1>hello</h1>
+            <img src="http://127.0.0.2:{port}/img"><img src="http://localhost:{port}/same-site.png">
+            <script>
+            fetch("http://127.0.0.2:{port}/fetch").catch(() => 0);
+            try {{ new WebSocket("ws://127.0.0.2:{port}/ws"); }} catch (e) {{}}
+            fetch("/api").then(r => r.text()).then(t => {{
+                document.body.insertAdjacentHTML("beforeend", "<p id=api>" + t + "</p>"); }});
+            </script></body></html>"""),
+        "/api": Route("api-ok"),
+        "/moved": Route(b"", 302, {"Location": f"http://127.0.0.2:{port}/redirect-target"}),
+    })
+
+    async def browse(proxy_url: str) -> tuple[str, int | None]:
+        async with playwright_api.async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=CHROMIUM, args=["--no-sandbox", *BROWSER_ARGS], proxy=playwright_proxy(proxy_url))
+            try:
+                page = await browser.new_page()
+                await page.goto(site.url, wait_until="networkidle")
+                await page.wait_for_selector("#api", timeout=10000)
+                text = await page.inner_text("#api")
+                moved = await page.goto(site.url + "moved")
+                return text, moved.status if moved else None
+            finally:
+                await browser.close()
+
+    with canary, site, GuardProxy(ALLOW) as guard:
+        text, moved_status = asyncio.run(browse(guard.url or ""))
+    assert text == "api-ok"
+    assert moved_status == 403  # the redirect hop was refused at the proxy
+    assert {"/", "/api", "/same-site.png", "/moved"} <= set(site.paths())
+    assert canary.paths() == []
+    assert guard.refused_hosts == {"127.0.0.2": "loopback"}
+    assert guard.counts["refused/loopback"] >= 3  # img, fetch, WebSocket, redirect target

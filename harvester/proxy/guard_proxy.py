@@ -139,7 +139,7 @@ class GuardProxy:
         if self.url:
             return self.url
         ready = threading.Event()
-        failure: list[BaseException] = []
+        failure: list[Exception] = []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, args=(ready, failure), name="GuardProxy", daemon=True)
         self._thread.start()
@@ -174,7 +174,7 @@ class GuardProxy:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _run(self, ready: threading.Event, failure: list[BaseException]) -> None:
+    def _run(self, ready: threading.Event, failure: list[Exception]) -> None:
         loop = self._loop
         assert loop is not None
         asyncio.set_event_loop(loop)
@@ -182,7 +182,7 @@ class GuardProxy:
             self._server = loop.run_until_complete(
                 asyncio.start_server(self._serve_client, "127.0.0.1", 0, limit=_READ_SIZE)
             )
-        except BaseException as exc:  # handed to start()
+        except Exception as exc:  # handed to start()
             failure.append(exc)
             ready.set()
             return
@@ -218,7 +218,7 @@ class GuardProxy:
             self.refused_hosts.setdefault(host, reason)
         if first:
             logger.warning(
-                "Browser proxy refused to connect to %s (%s): not a public internet address. Allow "
+                "GuardProxy refused to connect to %s (%s): not a public internet address. Allow "
                 "it with HARVESTER_ALLOWED_HOSTS if you trust it.", host, reason,
             )
         return Refused(host, reason)
@@ -282,7 +282,7 @@ class GuardProxy:
             self._event("direct")
             return stream
         if self.upstream is not None:  # fallback: the direct connection failed
-            logger.info("Browser proxy: %s:%s unreachable directly (%s), trying %s", host, port,
+            logger.info("GuardProxy: %s:%s unreachable directly (%s), trying %s", host, port,
                         error.__class__.__name__, self.upstream.redacted)
             return await self._through_upstream(addresses[0], port, "fallback")
         raise Unreachable(f"cannot connect to {host}:{port} ({error.__class__.__name__})")

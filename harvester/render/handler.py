@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,6 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.provider import PlaywrightBrowserProvider
 
-from harvester.guard import AllowList
 from harvester.render.frames import FRAMES_META, MAX_FRAMES, same_site
 
 if TYPE_CHECKING:
@@ -85,19 +85,17 @@ async def inspect_page(page: Page, *, max_size: int, frames: bool) -> list[dict[
 
 class GuardedBrowserProvider(PlaywrightBrowserProvider):
     """Launches Chromium with every connection sent through the guard proxy, started here (with
-    the browser) and stopped at close. ``guard``: ``GuardProxy`` keyword arguments."""
+    the browser) and stopped at close. ``guard`` makes the (unstarted) ``GuardProxy``."""
 
-    def __init__(self, config: Config, *, guard: dict[str, Any]) -> None:
+    def __init__(self, config: Config, *, guard: Callable[[], Any]) -> None:
         super().__init__(config)
-        self._guard_options = guard
+        self._make_guard = guard
         self._guard: Any = None
         self._server = ""
 
     async def launch_browser(self) -> Browser:
         if self._guard is None:
-            from harvester.proxy.guard_proxy import GuardProxy
-
-            self._guard = GuardProxy(**self._guard_options)
+            self._guard = self._make_guard()
             self._server = self._guard.start()
             logger.info("Browser traffic goes through the SSRF guard proxy at %s", self._server)
         options = dict(self.config.launch_options)
@@ -121,7 +119,8 @@ class GuardedBrowserProvider(PlaywrightBrowserProvider):
 class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     """Settings: ``HARVESTER_RENDER_CONCURRENCY`` (pages rendering at once, all contexts
     together), ``DOWNLOAD_MAXSIZE``, ``HARVESTER_SSRF_GUARD_ENABLED``, ``HARVESTER_ALLOWED_HOSTS``,
-    ``HARVESTER_PROXY`` / ``HARVESTER_PROXY_MODE`` (``proxy``: the guard proxy forwards to it).
+    ``HARVESTER_PROXY`` / ``HARVESTER_PROXY_MODE`` (the guard proxy chains to it as the mode says:
+    ``harvester.proxy.browser_guard_proxy``).
     Stats: ``harvester/render/pages``, ``harvester/render/failed``, ``harvester/render/too_large``,
     ``harvester/render/over_budget``, ``harvester/render/pages_closed_by_harvester`` (pages
     scrapy-playwright left open: a cancelled render),
@@ -131,7 +130,6 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         settings = crawler.settings
-        mode = settings.get("HARVESTER_PROXY_MODE") or "none"
         stats = crawler.stats
 
         def count(event: str) -> None:  # called in the proxy's thread
@@ -139,14 +137,11 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
 
             reactor.callFromThread(stats.inc_value, f"harvester/render/proxy/{event}")  # type: ignore[attr-defined]
 
-        guard = {
-            "allow": AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS")),
-            # The guard proxy also applies HARVESTER_PROXY, so the browser's traffic takes the same way.
-            "upstream": settings.get("HARVESTER_PROXY") if mode in ("proxy", "direct", "fallback") else None,
-            "fallback": mode == "fallback",
-            "check": settings.getbool("HARVESTER_SSRF_GUARD_ENABLED"),
-            "on_event": count,
-        }
+        def guard() -> Any:
+            # The allow-list, the guard switch, and HARVESTER_PROXY as the mode says.
+            from harvester.proxy import browser_guard_proxy
+
+            return browser_guard_proxy(settings, on_event=count)
 
         def provider(config: Config) -> GuardedBrowserProvider:
             return GuardedBrowserProvider(config, guard=guard)
