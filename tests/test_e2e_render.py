@@ -294,3 +294,23 @@ def test_failed_and_oversized_renders_close_their_pages(mixed_crawl) -> None:
     assert render["harvester/render/pages_closed_by_harvester"] == 1
     assert "Closing browser" in result.output
 
+
+
+def test_in_proxy_mode_the_browser_goes_through_the_guard_proxy_to_the_upstream(tmp_path: Path) -> None:
+    from tests.proxysrv import ProxyServer
+
+    routes = {
+        "/": page("Home", f'<main><h1>Home</h1><p>{PROSE}</p><a href="/shell.html">shell</a></main>'),
+        "/shell.html": shell("Shell", render_into_root("Shell behind a proxy", "Rendered through the upstream proxy.")),
+    }
+    with SiteServer(routes=routes) as site, ProxyServer("socks5", tmp_path, host="127.0.0.3") as proxy:
+        result = crawl("docs", site.url, tmp_path / "crawl", settings={
+            **NO_EMBEDDING, **BROWSER, "HARVESTER_PROXY": proxy.url, "HARVESTER_PROXY_MODE": "proxy",
+            "HARVESTER_ALLOWED_HOSTS": f"127.0.0.1:{site.port}"})
+        served = hits(site)
+    assert result.returncode == 0, result.output[-3000:]
+    assert served["/shell.html"] == 2
+    assert "Rendered through the upstream proxy." in by_path(result)["/shell.html"]["markdown"]
+    relayed = re.findall(r"socks5 \S+ -> (\S+)", proxy.log())
+    assert set(relayed) == {f"127.0.0.1:{site.port}"}, proxy.log()
+    assert stats(result.output, "harvester/render/proxy/upstream")["harvester/render/proxy/upstream"] >= 1

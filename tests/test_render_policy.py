@@ -121,9 +121,13 @@ def test_browser_lookup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 def test_launch_options() -> None:
     options = launch_options("/usr/bin/chromium", proxy="http://127.0.0.1:1", extra_args=["--x"])
     assert options["headless"] is True and options["executable_path"] == "/usr/bin/chromium"
-    assert options["proxy"] == {"server": "http://127.0.0.1:1"}
+    assert options["proxy"]["server"] == "http://127.0.0.1:1"
     args = options["args"]
-    assert "--proxy-bypass-list=<-loopback>" in args and args[-1] == "--x"
+    assert any(a.startswith("--proxy-bypass-list=") and a.endswith(";<-loopback>") for a in args)
+    assert any(a.startswith("--host-resolver-rules=MAP accounts.google.com ~NOTFOUND") for a in args)
+    assert args[-1] == "--x"
+    ours = launch_options("", extra_args=["--host-resolver-rules=MAP * ~NOTFOUND"])["args"]
+    assert [a for a in ours if a.startswith("--host-resolver-rules")] == ["--host-resolver-rules=MAP * ~NOTFOUND"]
     assert ("--no-sandbox" in args) == (os.geteuid() == 0)
     assert "executable_path" not in launch_options("")
 

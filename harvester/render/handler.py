@@ -32,6 +32,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.provider import PlaywrightBrowserProvider
 
+from harvester.render.browser import BROWSER_SERVICES, proxy_bypass_arg
 from harvester.render.frames import FRAMES_META, MAX_FRAMES, same_site
 
 if TYPE_CHECKING:
@@ -99,11 +100,9 @@ class GuardedBrowserProvider(PlaywrightBrowserProvider):
             self._server = self._guard.start()
             logger.info("Browser traffic goes through the SSRF guard proxy at %s", self._server)
         options = dict(self.config.launch_options)
-        options["proxy"] = {"server": self._server}
-        args = list(options.get("args") or [])
-        if "--proxy-bypass-list=<-loopback>" not in args:
-            args.append("--proxy-bypass-list=<-loopback>")
-        options["args"] = args
+        options["proxy"] = {"server": self._server, "bypass": ",".join(BROWSER_SERVICES)}
+        args = [a for a in options.get("args") or [] if not a.startswith("--proxy-bypass-list")]
+        options["args"] = [*args, proxy_bypass_arg()]
         self.config.launch_options = options
         return await super().launch_browser()
 
