@@ -197,6 +197,7 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 await self._close_page(request)
         if self._max_size and len(response.body) > self._max_size:
             stats.inc_value("harvester/render/too_large")
+            stats.inc_value("harvester/render/failed")
             raise RenderedTooLarge(f"rendered page {request.url} is over DOWNLOAD_MAXSIZE={self._max_size}")
         stats.inc_value("harvester/render/pages")
         return response
