@@ -26,6 +26,7 @@ from harvester.middlewares.conditional import ConditionalRequestMiddleware, Stor
 from harvester.middlewares.extraction import ExtractionMiddleware
 from harvester.middlewares.failures import FailureRecorderMiddleware
 from harvester.middlewares.guard import SSRFGuardMiddleware
+from harvester.middlewares.render import HANDLER, RenderRequestMiddleware, render_problem
 from harvester.middlewares.limits import BoundedHttpCompressionMiddleware, EncodingFixMiddleware
 from harvester.middlewares.proxy import ProxyModeMiddleware
 from harvester.middlewares.retryafter import RetryAfterMiddleware
@@ -140,6 +141,10 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_SITE_PROFILES_DIR": None,
     # PDF responses become pages (harvester/content/pdf.py), and links to .pdf files are followed.
     "HARVESTER_PDF_ENABLED": True,
+    "HARVESTER_RENDER_LEARN_AFTER": 3,
+    "HARVESTER_RENDER_CONCURRENCY": 4,
+    "HARVESTER_BROWSER_PATH": None,
+    "HARVESTER_BROWSER_ARGS": [],
     # An outbound proxy for HTTP requests and the browser: none, fallback or proxy.
     "HARVESTER_PROXY": None,
     "HARVESTER_PROXY_MODE": "none",
@@ -212,3 +217,34 @@ class HarvesterAddon:
             "DOWNLOADER_MIDDLEWARES", ConditionalRequestMiddleware, 650
         )
         settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", StoredLinksMiddleware, 150)
+        # Before ConditionalRequestMiddleware (650), which asks no validators of rendered pages.
+        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RenderRequestMiddleware, 540)
+        _configure_browser(settings)
+
+
+def _configure_browser(settings: BaseSettings) -> None:
+    """scrapy-playwright's handler and launch options, only when a page may be rendered and a
+    browser is there (harvester.config refuses ``render=always`` without one; ``auto`` warns)."""
+    if settings.get("HARVESTER_RENDER") == "never" or render_problem(settings) is not None:
+        return
+    from harvester.render.browser import browser_args, find_browser, launch_options
+
+    handlers = dict(settings.getdict("DOWNLOAD_HANDLERS"))
+    for scheme in ("http", "https"):
+        handlers.setdefault(scheme, HANDLER)
+    settings.set("DOWNLOAD_HANDLERS", handlers, "addon")
+    timeout = settings.getint("HARVESTER_RENDER_TIMEOUT_MS")
+    concurrency = settings.getint("HARVESTER_RENDER_CONCURRENCY")
+    browser = find_browser(settings.get("HARVESTER_BROWSER_PATH")) or ""
+    for name, value in {
+        "PLAYWRIGHT_BROWSER_TYPE": "chromium",
+        "PLAYWRIGHT_LAUNCH_OPTIONS": launch_options(
+            browser, extra_args=browser_args(settings.get("HARVESTER_BROWSER_ARGS")), timeout_ms=timeout),
+        "PLAYWRIGHT_ABORT_REQUEST": "harvester.render.handler.abort_heavy_request",
+        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": timeout,
+        # The total is capped by the handler (HARVESTER_RENDER_CONCURRENCY); PLAYWRIGHT_MAX_CONTEXTS
+        # stays unset: its slots free only when a context closes, so a cap below the number of
+        # distinct contexts (one per locale/time zone/User-Agent) would stall the crawl.
+        "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": concurrency,
+    }.items():
+        settings.set(name, value, "addon")

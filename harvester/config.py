@@ -33,6 +33,9 @@ MINIMUMS: dict[str, int] = {
     "HARVESTER_TRAP_MAX_DATE_VARIANTS": 1,
     "HARVESTER_TRAP_MAX_QUERY_VARIANTS": 1,
     "HARVESTER_MAX_PAGES_PER_HOST": 0,
+    "HARVESTER_RENDER_LEARN_AFTER": 0,
+    "HARVESTER_RENDER_CONCURRENCY": 1,
+    "HARVESTER_RENDER_TIMEOUT_MS": 1,
 }
 FLAGS = (
     "HARVESTER_EXTRACTION_ENABLED", "HARVESTER_DEDUP_ENABLED", "HARVESTER_CHUNKING_ENABLED",
@@ -40,6 +43,8 @@ FLAGS = (
     "HARVESTER_CRAWL_DELAY_ENABLED", "ROBOTSTXT_OBEY", "AUTOTHROTTLE_ENABLED",
     "HARVESTER_DEDUP_FEED_DUPLICATES",
     "HARVESTER_SSRF_GUARD_ENABLED", "HARVESTER_TRAP_DETECTION_ENABLED",
+    "HARVESTER_PROCESS_IFRAMES", "HARVESTER_FALLBACK_ENABLED", "HARVESTER_FALLBACK_ON_EMPTY",
+    "HARVESTER_FALLBACK_ON_BLOCKED",
 )
 
 
@@ -69,6 +74,7 @@ def check_settings(settings: BaseSettings) -> None:
         raise InvalidSettings("HARVESTER_EMBEDDING_ENABLED needs HARVESTER_CHUNKING_ENABLED: chunks are what is embedded")
     _check_extraction(settings)
     _check_dedup(settings)
+    _check_render(settings)
     _check_site_profiles(settings)
     try:
         AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS"))
@@ -143,13 +149,11 @@ def _check_dedup(settings: BaseSettings) -> None:
 
 def _check_site_profiles(settings: BaseSettings) -> None:
     """The settings profiles resolve against, and every profile file (harvester/sites)."""
-    from harvester.sites import RENDER_MODES, ProfileError, check_site_profiles
+    from harvester.sites import ProfileError, check_site_profiles
 
-    if settings.get("HARVESTER_RENDER") not in RENDER_MODES:
-        raise InvalidSettings(f"HARVESTER_RENDER={settings.get('HARVESTER_RENDER')!r} must be one of {RENDER_MODES}")
-    for name in ("DOWNLOAD_DELAY", "HARVESTER_RENDER_DELAY"):
-        if _get(settings, name, settings.getfloat, "a number") < 0:
-            raise InvalidSettings(f"{name} must not be negative")
+    # HARVESTER_RENDER, _WAIT_UNTIL and _DELAY are checked by _check_render.
+    if _get(settings, "DOWNLOAD_DELAY", settings.getfloat, "a number") < 0:
+        raise InvalidSettings("DOWNLOAD_DELAY must not be negative")
     _get(settings, "HARVESTER_RENDER_TIMEOUT_MS", settings.getint, "an integer")
     for name in ("HARVESTER_PROCESS_IFRAMES", "HARVESTER_FALLBACK_ENABLED", "HARVESTER_FALLBACK_ON_EMPTY",
                  "HARVESTER_FALLBACK_ON_BLOCKED", "HARVESTER_PDF_ENABLED"):
@@ -158,3 +162,24 @@ def _check_site_profiles(settings: BaseSettings) -> None:
         check_site_profiles(settings)
     except ProfileError as exc:
         raise InvalidSettings(str(exc)) from exc
+def _check_render(settings: BaseSettings) -> None:
+    from harvester.middlewares.render import render_problem
+    from harvester.render.browser import browser_args
+    from harvester.sites import RENDER_MODES
+
+    mode = settings.get("HARVESTER_RENDER")
+    if mode not in RENDER_MODES:
+        raise InvalidSettings(f"HARVESTER_RENDER={mode!r} must be one of {RENDER_MODES}")
+    wait_until = settings.get("HARVESTER_RENDER_WAIT_UNTIL")
+    if wait_until not in WAIT_UNTIL:
+        raise InvalidSettings(f"HARVESTER_RENDER_WAIT_UNTIL={wait_until!r} must be one of {WAIT_UNTIL}")
+    if _get(settings, "HARVESTER_RENDER_DELAY", settings.getfloat, "a number") < 0:
+        raise InvalidSettings("HARVESTER_RENDER_DELAY must not be negative")
+    try:
+        browser_args(settings.get("HARVESTER_BROWSER_ARGS"))
+    except ValueError as exc:
+        raise InvalidSettings(f"HARVESTER_BROWSER_ARGS: {exc} (give a JSON list or shell-quoted arguments)") from exc
+    if mode == "always":
+        problem = render_problem(settings)
+        if problem is not None:
+            raise InvalidSettings(f"HARVESTER_RENDER=always, but {problem}")

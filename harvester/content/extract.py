@@ -51,7 +51,7 @@ from harvester.content.markdown import (
 )
 from harvester.content.profiles import GENERIC, PageView, Profile, compile_css, detect_profile
 
-__all__ = ["ExtractedPage", "NoContent", "detect_profile", "extract_page"]
+__all__ = ["ExtractedPage", "NoContent", "detect_profile", "extract_page", "parse_html"]
 
 
 @dataclass(frozen=True)
@@ -230,6 +230,9 @@ def _parse(html: str | bytes) -> lxml.html.HtmlElement:
     if doc is None:
         raise NoContent("empty")
     return doc
+
+
+parse_html = _parse  # for callers that read the tree before extraction (the page classifier)
 
 
 def _base_url(doc, url: str) -> str:

@@ -69,7 +69,8 @@ class ConditionalRequestMiddleware:
             return
         recrawl.reach(request.url)
         page = recrawl.stored(request.url)
-        if page is None or not self._conditional:
+        # Not through the browser: it would show a 304's empty body.
+        if page is None or not self._conditional or request.meta.get("playwright"):
             return
         validators = page.validators
         if not validators or any(name in request.headers for name in validators):

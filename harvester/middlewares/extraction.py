@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -13,15 +14,20 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 
-from harvester.content.extract import ExtractedPage, NoContent, extract_page
+from harvester.content.classify import NOT_INDEXED, PageType, Verdict, decide, read_signals
+from harvester.content.extract import ExtractedPage, NoContent, extract_page, parse_html
 from harvester.content.canonical import canonical_url, compile_strip_params
 from harvester.content.urls import content_hash, host_key, in_scope
 from harvester.content.pdf import PdfUnreadable, extract_pdf, is_pdf
 from harvester.items import PageItem
 from harvester.sites import SiteProfiles
+from harvester.middlewares.render import FALLBACK_META, HTTP_ITEM_META, Renderer
+from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
+from harvester.render.policy import fallback_reason
 from harvester.signals import page_failed, page_low_quality, page_skipped
 
 if TYPE_CHECKING:
+    import scrapy
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
@@ -44,7 +50,13 @@ class ExtractionMiddleware:
     ``max_pages``; counted here, not when requests are made, so pages refused by robots.txt or
     failing do not use the budget).
     Meta: ``harvester_dont_extract`` (robots.txt, sitemaps...).
-    Stats: ``harvester/pages/crawled``, ``harvester/pages/extracted``,
+    Every page is classified (``harvester.content.classify``): the verdict is the item's
+    ``page_type``; blocked pages and login walls are skipped (reasons ``blocked``,
+    ``login_wall``); in render mode ``auto`` the fallback policy (``harvester.render.policy``)
+    may send the page to the browser once instead of storing the HTTP result.
+    Stats: ``harvester/pages/type/<verdict>``, ``harvester/render/fallback``,
+    ``harvester/render/fallback/<reason>``, ``harvester/render/learned_hosts``,
+    ``harvester/pages/crawled``, ``harvester/pages/extracted``,
     ``harvester/pages/skipped/<reason>``, ``harvester/pages/failed/extraction_error``,
     ``harvester/pages/low_quality``, ``harvester/pages/degraded``,
     ``harvester/pages/generator/<name>``, ``harvester/pages/pdf``,
@@ -65,6 +77,7 @@ class ExtractionMiddleware:
         self._converter = crawler.settings.get("HARVESTER_MARKDOWN_CONVERTER")
         self._low_quality = crawler.settings.getfloat("HARVESTER_LOW_QUALITY_THRESHOLD")
         self._strip = compile_strip_params(crawler.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
+        self._renderer = Renderer.from_crawler(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -73,12 +86,22 @@ class ExtractionMiddleware:
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
+        # A page the browser was asked for after HTTP: what it gives decides whether its host
+        # goes browser-direct, so that is learned before its links are scheduled.
+        fallback = bool(response.meta.get(FALLBACK_META)) and self._is_page(response)
+        held = []
         async for element in result:
-            yield element
-        if self._is_page(response) and self._within_budget():
-            item = await self._extract(response)
-            if item is not None:
-                yield item
+            if fallback:
+                held.append(element)
+            else:
+                yield element
+        # A browser re-request is the same page: it used its budget when HTTP fetched it.
+        if self._is_page(response) and (fallback or self._within_budget()):
+            output = await self._extract(response)
+            for element in held:
+                yield element
+            if output is not None:
+                yield output
 
     def _is_page(self, response: Response) -> bool:
         return (
@@ -98,27 +121,96 @@ class ExtractionMiddleware:
             deferred_from_coro(self.crawler.engine.close_spider_async(reason="max_pages"))
         return True
 
-    async def _extract(self, response: HtmlResponse) -> PageItem | None:
+    async def _extract(self, response: HtmlResponse) -> PageItem | scrapy.Request | None:
         stats = self.crawler.stats
-        stats.inc_value("harvester/pages/crawled")
-        if self._is_pdf(response):
+        if self._is_pdf(response):  # never rendered: the browser would only show its viewer
+            stats.inc_value("harvester/pages/crawled")
             return await self._extract_pdf(response)
+        profile = self._profiles.for_url(response.url)
         try:
-            page = await run_in_thread(
-                extract_page, response.text, response.url, min_chars=self._min_chars,
-                content_selector=self._content_selector(response.url), converter=self._converter,
-                doc=_parsed_tree(response),
+            verdict, page, no_content, frames = await run_in_thread(
+                self._classify_and_extract, response, profile.process_iframes
             )
-        except NoContent as exc:
-            self._report(page_skipped, response.url, exc.reason, "skipped")
-            return None
         except Exception:
             logger.exception("Extraction failed on %s", response.url)
+            stats.inc_value("harvester/pages/crawled")
             self._report(page_failed, response.url, "extraction_error", "failed")
+            return None
+        rendered = "playwright" in response.flags
+        if not rendered:
+            self._renderer.learner.fetched_over_http(response.url)
+        low_quality = page is not None and page.quality < self._low_quality
+        reason = fallback_reason(profile, verdict, status=response.status, rendered=rendered, low_quality=low_quality)
+        if (reason is None and not rendered and profile.process_iframes and profile.render == "auto"
+                and profile.fallback_enabled and frames):
+            reason = "iframes"  # frames are only read in the browser (harvester.render.frames)
+        if reason is not None and self._renderer.available(response.url):
+            stats.inc_value("harvester/render/fallback")
+            stats.inc_value(f"harvester/render/fallback/{reason}")
+            logger.debug("Rendering %s in the browser (%s)", response.url, reason)
+            http_item = self._page_item(response, page, verdict) if page is not None and verdict.type not in NOT_INDEXED else None
+            return self._renderer.fallback_request(response, reason, http_item)
+        stats.inc_value("harvester/pages/crawled")
+        stats.inc_value(f"harvester/pages/type/{verdict.type.value}")
+        kept = response.meta.get(HTTP_ITEM_META)
+        if rendered and response.meta.get(FALLBACK_META):
+            if verdict.type is PageType.CONTENT and page is not None:
+                self._learn(response.url)
+            elif kept is not None:  # the browser did worse than plain HTTP
+                stats.inc_value("harvester/render/kept_http")
+                return kept
+        if verdict.type in NOT_INDEXED:
+            self._report(page_skipped, response.url, verdict.type.value, "skipped")
+            return None
+        if page is None:
+            self._report(page_skipped, response.url, no_content or "empty", "skipped")
             return None
         stats.inc_value("harvester/pages/extracted")
         self._count_quality(response.url, page)
-        return self._page_item(response, page)
+        return self._page_item(response, page, verdict)
+
+    def _classify_and_extract(
+        self, response: HtmlResponse, with_frames: bool
+    ) -> tuple[Verdict, ExtractedPage | None, str | None, list[Any]]:
+        """In a worker thread: the page's signals (before extraction changes the tree), its
+        extraction, its verdict; for rendered pages the frames' content joins the page's."""
+        doc = _parsed_tree(response)
+        if doc is None:
+            try:
+                doc = parse_html(response.text)
+            except NoContent as exc:
+                return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, []
+        signals = read_signals(doc, response.text)
+        url = response.url
+        page: ExtractedPage | None = None
+        no_content: str | None = None
+        try:
+            page = extract_page(response.text, url, min_chars=self._min_chars,
+                                content_selector=self._content_selector(url), converter=self._converter, doc=doc)
+        except NoContent as exc:
+            no_content = exc.reason
+        frames: list[Any] = []
+        if with_frames:
+            if "playwright" in response.flags:
+                frames = frames_of(response.meta)
+                if frames and page is not None:
+                    page = replace(page, markdown=merge_frames(page.markdown, frames, self._frame_markdown))
+            else:
+                frames = same_site_iframes(signals.iframes, url)
+        verdict = decide(signals, response.status, len(page.markdown) if page is not None else 0)
+        return verdict, page, no_content, frames
+
+    def _frame_markdown(self, frame: Frame) -> str | None:
+        try:
+            return extract_page(frame.html, frame.url, min_chars=1, converter=self._converter).markdown
+        except NoContent:
+            return None
+
+    def _learn(self, url: str) -> None:
+        if self._renderer.learner.needed_browser(url):
+            self.crawler.stats.inc_value("harvester/render/learned_hosts")
+            logger.info("Pages of %s need the browser: rendering its further pages directly (after %d)",
+                        urlsplit(url).netloc, self._renderer.learner.learn_after)
 
     def _is_pdf(self, response: Response) -> bool:
         return self._pdf_enabled and is_pdf(_header(response, b"Content-Type"), response.body)
@@ -138,7 +230,8 @@ class ExtractionMiddleware:
         self.crawler.stats.inc_value("harvester/pages/extracted")
         self.crawler.stats.inc_value("harvester/pages/pdf")
         self._count_quality(response.url, page)
-        item = self._page_item(response, page)
+        self.crawler.stats.inc_value(f"harvester/pages/type/{PageType.CONTENT.value}")
+        item = self._page_item(response, page, Verdict(PageType.CONTENT, "pdf"))
         item.source_type = "pdf"
         return item
 
@@ -166,7 +259,7 @@ class ExtractionMiddleware:
         logger.info("Page %s %s: %s", kind, reason, url)
         self.crawler.signals.send_catch_log(signal, url=url, reason=reason)
 
-    def _page_item(self, response: HtmlResponse, page: ExtractedPage) -> PageItem:
+    def _page_item(self, response: HtmlResponse, page: ExtractedPage, verdict: Verdict) -> PageItem:
         url = self._final_url(response, page.canonical_url)
         return PageItem(
             url=url,
@@ -189,6 +282,7 @@ class ExtractionMiddleware:
             requested_url=response.request.url if response.request else response.url,
             aliases=self._aliases(response, url),
             links=list(response.meta.get("harvester_links", ())),
+            page_type=verdict.type.value,
         )
 
     def _aliases(self, response: HtmlResponse, url: str) -> list[str]:

@@ -137,13 +137,18 @@ class HarvesterSpider(scrapy.Spider):
         # failure is fully told by the line above. Not awaited: closing waits for this errback.
         deferred_from_coro(self.crawler.engine.close_spider_async(reason="start_url_failed"))
 
-    def page_failed(self, failure: Failure) -> None:
-        """One page could not be fetched: one log line (FailureRecorderMiddleware counts it)."""
+    def page_failed(self, failure: Failure) -> Any:
+        """One page could not be fetched: one log line (FailureRecorderMiddleware counts it).
+
+        A page the browser failed on after plain HTTP got it keeps the HTTP result."""
+        request = getattr(failure, "request", None)
+        kept = request.meta.get("harvester_render_http_item") if request is not None else None
         if failure.check(IgnoreRequest) and not failure.check(HttpError):
             logger.debug("Not fetched: %s", failure.value)
-            return
-        url = failure.request.url if hasattr(failure, "request") else "?"
-        logger.warning("Cannot fetch %s: %s", url, describe_failure(failure))
+        else:
+            url = request.url if request is not None else "?"
+            logger.warning("Cannot fetch %s: %s", url, describe_failure(failure))
+        return [kept] if kept is not None else None
 
     def wants(self, url: str) -> bool:
         """Whether ``url`` is a page of this crawl: in scope, allowed, not a non-content URL."""

@@ -1,0 +1,236 @@
+"""What a fetched page is, before and after extraction (Scrapy-free).
+
+``classify_page`` gives one verdict per response: ``content``, ``app_shell`` (a single-page app
+fetched without running its scripts), ``blocked`` (a captcha, an "Access Denied" or "Too Many
+Requests" page, a Cloudflare challenge, even when served with status 200), ``login_wall``,
+``error_page`` (an error status, or a "page not found" page served with 200) or ``empty``.
+The verdict decides whether a page is stored, and whether the browser is tried
+(``harvester.render.policy``).
+
+The rules only fire on short pages: a long article that mentions a captcha or a login form is
+content. They are markers, not a model, so every rule is listed here and tested
+(tests/test_classify.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+import lxml.html
+from lxml import etree
+
+
+class PageType(str, Enum):
+    CONTENT = "content"
+    APP_SHELL = "app_shell"
+    BLOCKED = "blocked"
+    LOGIN_WALL = "login_wall"
+    ERROR_PAGE = "error_page"
+    EMPTY = "empty"
+
+
+# Pages kept out of the index whatever their extraction gave.
+NOT_INDEXED = (PageType.BLOCKED, PageType.LOGIN_WALL)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    type: PageType
+    reason: str  # which rule decided, for logs and tests
+    has_scripts: bool = False  # rendering can only change a page that runs scripts
+
+
+# A page with more visible text than this is content whatever markers it has.
+SHORT_TEXT = 1500
+# An app shell shows at most this much text before its scripts run (a header, a footer, a
+# "loading..." line).
+SHELL_TEXT = 300
+
+# Elements single-page-app frameworks mount into: React (create-react-app, Vite), Vue, Next.js,
+# Nuxt, Gatsby, Angular, Svelte(Kit), Quasar, Docsify, Ember.
+_MOUNT_IDS = ("root", "app", "__next", "__nuxt", "___gatsby", "svelte", "q-app", "main-app", "ember-app")
+_MOUNT_TAGS = ("app-root",)
+_ENABLE_JS = re.compile(
+    r"(enable|turn on|activate|requires?|need)\s+(your\s+)?javascript|javascript\s+(is\s+)?(required|disabled|must be enabled)",
+    re.IGNORECASE,
+)
+_BLOCKED_TITLES = re.compile(
+    r"^\s*(just a moment|attention required|access denied|access to this page has been denied|"
+    r"too many requests|request blocked|you have been blocked|are you a robot|human verification|"
+    r"security check|ddos protection|pardon our interruption|403 forbidden|429 too many requests)",
+    re.IGNORECASE,
+)
+_BLOCKED_TEXT = re.compile(
+    r"(verify(ing)? (that )?you are (a )?human|checking (if the site connection is secure|your browser)|"
+    r"unusual traffic from your (computer )?network|complete the security check|you have been blocked|"
+    r"access (to this (page|resource) )?(is |has been )?denied|too many requests|rate limit(ed)? exceeded|"
+    r"enable (javascript and )?cookies to continue|press (&|and) hold)",
+    re.IGNORECASE,
+)
+# Challenge widgets and scripts: reCAPTCHA, hCaptcha, Cloudflare Turnstile and its challenge
+# platform, DataDome, PerimeterX.
+_CAPTCHA_MARKUP = re.compile(
+    r"g-recaptcha|h-captcha|cf-turnstile|challenge-platform|cf-chl-|cf_chl_|captcha-delivery|"
+    r"px-captcha|/recaptcha/api\.js|hcaptcha\.com/1/api\.js",
+    re.IGNORECASE,
+)
+_LOGIN_WORDS = re.compile(
+    r"\b(sign[ -]?in|log[ -]?in|login|sign on|single sign-on|authenticate|authentication required)\b",
+    re.IGNORECASE,
+)
+_NOT_FOUND = re.compile(
+    r"\b(404|page not found|not found|no longer (exists|available)|does(n't| not) exist|"
+    r"could(n't| not) be found|page (is )?missing|nothing (was )?found|500|internal server error|"
+    r"something went wrong|error occurred)\b",
+    re.IGNORECASE,
+)
+_HASH_ROUTE = re.compile(r"^#!?/")
+
+
+def classify_page(html: str | bytes, status: int = 200, *, extracted_chars: int | None = None,
+                  doc: lxml.html.HtmlElement | None = None) -> Verdict:
+    """The verdict for one HTML response.
+
+    ``extracted_chars``: the length of the Markdown extraction kept, or 0 when extraction found
+    nothing (None when not tried); a page with scripts and no extracted content is an app shell.
+    ``doc``: the page's parsed tree, when the caller has it (it is only read).
+    """
+    if doc is None:
+        doc = _parse(html)
+    if doc is None:
+        return Verdict(PageType.EMPTY, "unparsable")
+    return decide(read_signals(doc, html), status, extracted_chars)
+
+
+def decide(page: Signals, status: int = 200, extracted_chars: int | None = None) -> Verdict:
+    """The verdict from a page's signals (``read_signals``, taken before extraction changes the
+    tree) and what extraction kept."""
+    scripts = page.has_scripts
+    if status == 429 or (status == 403 and page.short):
+        return Verdict(PageType.BLOCKED, f"status_{status}", scripts)
+    if page.short and (_BLOCKED_TITLES.search(page.title) or _BLOCKED_TITLES.search(page.h1)):
+        return Verdict(PageType.BLOCKED, "block_title", scripts)
+    if page.short and page.captcha:
+        return Verdict(PageType.BLOCKED, "captcha", scripts)
+    if page.text_chars < 600 and _BLOCKED_TEXT.search(page.text):
+        return Verdict(PageType.BLOCKED, "block_text", scripts)
+    if status == 401:
+        return Verdict(PageType.LOGIN_WALL, "status_401", scripts)
+    if page.short and page.password_inputs and (
+            _LOGIN_WORDS.search(page.title) or _LOGIN_WORDS.search(page.h1) or page.text_chars < 600):
+        return Verdict(PageType.LOGIN_WALL, "login_form", scripts)
+    if status >= 400:
+        return Verdict(PageType.ERROR_PAGE, f"status_{status}", scripts)
+    if page.text_chars < 800 and (_NOT_FOUND.search(page.title) or _NOT_FOUND.search(page.h1)):
+        return Verdict(PageType.ERROR_PAGE, "soft_404", scripts)
+    shell = _shell_reason(page)
+    if shell and (page.text_chars <= SHELL_TEXT or extracted_chars == 0):
+        return Verdict(PageType.APP_SHELL, shell, True)
+    if extracted_chars == 0 or page.text_chars == 0:
+        if scripts and page.text_chars <= SHELL_TEXT:
+            return Verdict(PageType.APP_SHELL, "scripts_no_text", True)
+        return Verdict(PageType.EMPTY, "no_content", scripts)
+    return Verdict(PageType.CONTENT, "content", scripts)
+
+
+def read_signals(doc: lxml.html.HtmlElement, html: str | bytes = "") -> Signals:
+    """What the rules look at, read from the parsed page (which is not changed)."""
+    return Signals.read(doc, html)
+
+
+def _shell_reason(page: Signals) -> str | None:
+    if not page.has_scripts:
+        return None
+    if page.empty_mount:
+        return "empty_mount"
+    if page.enable_js:
+        return "noscript"
+    if page.hash_links and page.hash_links * 2 >= page.links:
+        return "hash_routing"
+    return None
+
+
+@dataclass
+class Signals:
+    title: str
+    h1: str
+    text: str
+    text_chars: int
+    has_scripts: bool
+    empty_mount: bool
+    enable_js: bool
+    captcha: bool
+    password_inputs: int
+    links: int
+    hash_links: int
+    iframes: tuple[str, ...] = ()  # the src of every iframe, as written
+
+    @property
+    def short(self) -> bool:
+        return self.text_chars < SHORT_TEXT
+
+    @classmethod
+    def read(cls, doc: lxml.html.HtmlElement, html: str | bytes) -> Signals:
+        title = _text(doc.find(".//title"))
+        h1 = _text(next(iter(doc.iter("h1")), None))
+        scripts = [s for s in doc.iter("script") if (s.get("type") or "").lower() not in _DATA_SCRIPTS]
+        noscript = " ".join(_text(n) for n in doc.iter("noscript"))
+        text = _visible_text(doc)
+        hrefs = [a.get("href") or "" for a in doc.iter("a")]
+        raw = html if isinstance(html, str) else html.decode("utf-8", "replace")
+        return cls(
+            title=title, h1=h1, text=text, text_chars=len(text),
+            has_scripts=bool(scripts),
+            empty_mount=any(_is_empty_mount(el) for el in doc.iter("div", "main", "section", "body", *_MOUNT_TAGS)),
+            enable_js=bool(_ENABLE_JS.search(noscript)) or bool(_ENABLE_JS.search(text[:SHELL_TEXT * 2])),
+            captcha=bool(_CAPTCHA_MARKUP.search(raw[:200_000])),
+            password_inputs=sum(1 for i in doc.iter("input") if (i.get("type") or "").lower() == "password"),
+            links=len(hrefs), hash_links=sum(1 for h in hrefs if _HASH_ROUTE.match(h)),
+            iframes=tuple(f.get("src") for f in doc.iter("iframe") if f.get("src")),
+        )
+
+
+_DATA_SCRIPTS = ("application/ld+json", "application/json", "text/template", "text/x-template", "importmap")
+_INVISIBLE = ("script", "style", "noscript", "template", "head", "title", "svg")
+
+
+def _is_empty_mount(el: lxml.html.HtmlElement) -> bool:
+    if el.tag not in _MOUNT_TAGS and el.get("id") not in _MOUNT_IDS and el.get("data-reactroot") is None:
+        return False
+    return len(_visible_text(el)) < 40
+
+
+def _visible_text(root: lxml.html.HtmlElement) -> str:
+    parts: list[str] = []
+    stack = [root]
+    while stack:  # depth-first without recursion: generated pages can nest deeper than Python's limit
+        node = stack.pop()
+        if isinstance(node, str):
+            parts.append(node)
+            continue
+        if isinstance(node.tag, str) and node.tag not in _INVISIBLE and node.text:
+            parts.append(node.text)
+        if not isinstance(node.tag, str) or node.tag not in _INVISIBLE:
+            for child in reversed(node):
+                if child.tail:
+                    stack.append(child.tail)
+                stack.append(child)
+    return " ".join(" ".join(parts).split())
+
+
+def _text(el: lxml.html.HtmlElement | None) -> str:
+    return " ".join(el.text_content().split()) if el is not None else ""
+
+
+def _parse(html: str | bytes) -> lxml.html.HtmlElement | None:
+    if not html or not (html.strip() if isinstance(html, str) else html.strip()):
+        return None
+    try:
+        return lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError):
+        try:
+            return lxml.html.document_fromstring(html.encode("utf-8") if isinstance(html, str) else html)
+        except (etree.ParserError, ValueError):
+            return None

@@ -1,0 +1,106 @@
+"""When a page goes through the browser (Scrapy-free).
+
+Render modes (``HARVESTER_RENDER`` and a site profile's ``render``): ``never``; ``always``; ``auto``
+(the default): every page is fetched over HTTP first and fetched again through the browser once,
+when the fallback policy below says so. A host whose pages needed the browser ``learn_after``
+times has its further pages rendered directly.
+
+The fallback policy, per site profile: ``fallback_enabled`` is the master switch;
+``fallback_on_empty`` renders app shells and pages whose extraction is empty or low quality;
+``fallback_on_blocked`` renders block pages served with 2xx (a browser may pass a JavaScript
+challenge). Login walls and error pages never render, nor do responses that are not 2xx
+(authentication, rate limiting), transport failures and refused (SSRF) URLs: those never reach
+the decision, which only sees 2xx HTML responses. A page without scripts never renders: the
+browser would show the same page.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from harvester.content.classify import PageType, Verdict
+from harvester.sites import SiteProfile
+
+
+def fallback_reason(profile: SiteProfile, verdict: Verdict, *, status: int, rendered: bool,
+                    low_quality: bool = False) -> str | None:
+    """Why this HTTP response should be fetched again through the browser, or None.
+
+    ``rendered``: the response came from the browser already (one browser try per page).
+    ``low_quality``: extraction kept content scored under the low-quality threshold.
+    """
+    if rendered or profile.render != "auto" or not profile.fallback_enabled:
+        return None
+    if not 200 <= status < 300 or not verdict.has_scripts:
+        return None
+    if verdict.type is PageType.BLOCKED:
+        return "blocked" if profile.fallback_on_blocked else None
+    if not profile.fallback_on_empty:
+        return None
+    if verdict.type in (PageType.APP_SHELL, PageType.EMPTY):
+        return verdict.type.value
+    if verdict.type is PageType.CONTENT and low_quality:
+        return "low_quality"
+    return None
+
+
+# Of the pages of a host fetched over HTTP, the share that must have needed the browser before the
+# host goes browser-direct: a site where one page in ten is an app keeps its other nine on HTTP.
+LEARN_SHARE = 0.5
+
+
+@dataclass
+class RenderLearner:
+    """Per host: how many pages were fetched over HTTP and how many of them needed the browser
+    (a render that gave content). From ``learn_after`` such pages on (0 = never learn), when they
+    are at least ``LEARN_SHARE`` of the host's pages, its further pages are rendered directly."""
+
+    learn_after: int
+    _fetched: Counter[str] = field(default_factory=Counter)
+    _needed: Counter[str] = field(default_factory=Counter)
+    _direct: set[str] = field(default_factory=set)
+
+    def fetched_over_http(self, url: str) -> None:
+        self._fetched[_host(url)] += 1
+
+    def needed_browser(self, url: str) -> bool:
+        """Count a page of ``url``'s host that the browser turned into content; True when this
+        makes the host browser-direct."""
+        host = _host(url)
+        self._needed[host] += 1
+        needed = self._needed[host]
+        if (self.learn_after > 0 and host not in self._direct and needed >= self.learn_after
+                and needed >= LEARN_SHARE * self._fetched[host]):
+            self._direct.add(host)
+            return True
+        return False
+
+    def direct(self, url: str) -> bool:
+        return _host(url) in self._direct
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc.lower()
+
+
+def context_name(profile: SiteProfile) -> str:
+    """One browser context per distinct locale, time zone and User-Agent: the options a context
+    is created with. Pages of sites sharing them share the context (and its cap on pages)."""
+    if not (profile.locale or profile.timezone_id or profile.user_agent):
+        return "harvester"
+    return f"harvester:{profile.locale or ''}:{profile.timezone_id or ''}:{profile.user_agent or ''}"
+
+
+def context_kwargs(profile: SiteProfile) -> dict[str, object]:
+    """Playwright ``new_context`` options for a profile. Service workers are blocked: a worker's
+    fetches bypass page routing, and nothing a crawl reads needs one."""
+    kwargs: dict[str, object] = {"service_workers": "block", "accept_downloads": False}
+    if profile.locale:
+        kwargs["locale"] = profile.locale
+    if profile.timezone_id:
+        kwargs["timezone_id"] = profile.timezone_id
+    if profile.user_agent:
+        kwargs["user_agent"] = profile.user_agent
+    return kwargs

@@ -1,0 +1,145 @@
+"""The page classifier on realistic pages: what single-page apps, block pages, login walls and
+soft 404s look like when fetched without a browser, and content that mentions the same words."""
+
+from __future__ import annotations
+
+import pytest
+
+from harvester.content.classify import PageType, classify_page
+from tests.conftest import doc_root
+
+PROSE = "<p>" + "Configure the application with environment variables and a settings file. " * 30 + "</p>"
+
+CREATE_REACT_APP = """<!doctype html><html lang="en"><head><meta charset="utf-8"/>
+<link rel="icon" href="/favicon.ico"/><meta name="viewport" content="width=device-width,initial-scale=1"/>
+<title>React App</title><script defer="defer" src="/static/js/main.8c3b1d2e.js"></script>
+<link href="/static/css/main.073c9b0a.css" rel="stylesheet"></head>
+<body><noscript>You need to enable JavaScript to run this app.</noscript><div id="root"></div></body></html>"""
+
+NEXT_SHELL = """<!DOCTYPE html><html><head><meta charSet="utf-8"/><title>Docs</title>
+<script src="/_next/static/chunks/webpack-1.js" defer=""></script><script src="/_next/static/chunks/main-2.js" defer=""></script>
+</head><body><div id="__next"><div class="spinner">Loading…</div></div>
+<script id="__NEXT_DATA__" type="application/json">{"props":{"pageProps":{}},"page":"/docs/[slug]"}</script></body></html>"""
+
+ANGULAR_SHELL = """<!doctype html><html><head><title>Knowledge base</title><base href="/">
+<link rel="stylesheet" href="styles.css"></head><body><app-root></app-root>
+<script src="runtime.js" type="module"></script><script src="main.js" type="module"></script></body></html>"""
+
+DOCSIFY = """<!DOCTYPE html><html><head><title>My docs</title></head><body>
+<nav><a href="#/">Home</a> <a href="#/guide">Guide</a> <a href="#/api">API</a> <a href="#/faq">FAQ</a></nav>
+<div id="app">Please wait...</div>
+<script>window.$docsify = {name: 'docs', loadSidebar: true}</script>
+<script src="//cdn.jsdelivr.net/npm/docsify@4"></script></body></html>"""
+
+CLOUDFLARE = """<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title>
+<meta http-equiv="X-UA-Compatible" content="IE=Edge"><meta name="robots" content="noindex,nofollow">
+</head><body><div class="main-wrapper" role="main"><div class="main-content">
+<h1 class="zone-name-title h1">docs.example.com</h1><h2 id="challenge-running" class="h2">Checking if the site connection is secure</h2>
+<noscript><div class="h2"><span id="challenge-error-text">Enable JavaScript and cookies to continue</span></div></noscript>
+</div></div><script>(function(){window._cf_chl_opt={cvId: '3',cZone: "docs.example.com",cType: 'managed'};
+var a = document.createElement('script');a.src = '/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=8';
+document.getElementsByTagName('head')[0].appendChild(a);}());</script></body></html>"""
+
+AKAMAI_DENIED = """<HTML><HEAD>
+<TITLE>Access Denied</TITLE>
+</HEAD><BODY>
+<H1>Access Denied</H1>
+You don't have permission to access "http&#58;&#47;&#47;www&#46;example&#46;com&#47;docs&#47;" on this server.<P>
+Reference&#32;&#35;18&#46;6f3d3e17&#46;1701350000&#46;2a9c1e3
+</BODY>
+</HTML>"""
+
+TOO_MANY = """<html><head><title>429 Too Many Requests</title></head><body>
+<center><h1>429 Too Many Requests</h1></center><hr><center>nginx</center></body></html>"""
+
+RECAPTCHA = """<html><head><title>Verification</title><script src="https://www.google.com/recaptcha/api.js" async defer></script></head>
+<body><form action="/verify" method="POST"><p>Our systems have detected unusual traffic from your computer network.</p>
+<div class="g-recaptcha" data-sitekey="6Lc_aCMTAAAAABx7u2W0WPXnVbI_v6ZdbM6rYf16"></div><input type="submit"></form></body></html>"""
+
+LOGIN = """<!DOCTYPE html><html><head><title>Sign in · Wiki</title><script src="/assets/app.js"></script></head>
+<body><main><h1>Sign in to Wiki</h1><form action="/session" method="post">
+<label for="login">Username or email address</label><input type="text" name="login" id="login">
+<label for="password">Password</label><input type="password" name="password" id="password">
+<input type="submit" value="Sign in"></form><p><a href="/password_reset">Forgot password?</a></p></main></body></html>"""
+
+SOFT_404 = """<!DOCTYPE html><html><head><title>Page not found | Example Docs</title><script src="/main.js"></script></head>
+<body><header><a href="/">Example Docs</a></header><main><h1>Page Not Found</h1>
+<p>We could not find what you were looking for.</p><p><a href="/">Back to the home page</a></p></main>
+<footer>© 2024 Example</footer></body></html>"""
+
+ARTICLE_WITH_TRIGGERS = f"""<html><head><title>Protecting forms with a captcha</title><script src="/analytics.js"></script></head>
+<body><article><h1>Protecting your login form</h1><p>This guide shows how to add a captcha (g-recaptcha) to the
+sign in page, what to do about "Too Many Requests" answers, and why "Access Denied" pages confuse crawlers.</p>
+{PROSE}<form><input type="password"></form></article></body></html>"""
+
+DOCUSAURUS_CONTENT = f"""<!doctype html><html><head><meta name="generator" content="Docusaurus v3.1.0">
+<title>Installation | Docs</title><script src="/assets/js/runtime~main.js" defer></script></head>
+<body><div id="__docusaurus"><nav>Docs Blog</nav><main><article><h1>Installation</h1>{PROSE}</article></main></div>
+</body></html>"""
+
+
+@pytest.mark.parametrize("html, reason", [
+    (CREATE_REACT_APP, "empty_mount"),
+    (NEXT_SHELL, "empty_mount"),
+    (ANGULAR_SHELL, "empty_mount"),
+    (DOCSIFY, "empty_mount"),
+])
+def test_single_page_app_shells(html: str, reason: str) -> None:
+    verdict = classify_page(html)
+    assert (verdict.type, verdict.reason) == (PageType.APP_SHELL, reason)
+    assert verdict.has_scripts
+
+
+def test_hash_routing_and_noscript_are_shell_signs_too() -> None:
+    hash_app = DOCSIFY.replace('id="app"', 'id="view"')
+    assert classify_page(hash_app).reason == "hash_routing"
+    noscript = CREATE_REACT_APP.replace('<div id="root"></div>', '<div id="content"></div>')
+    assert classify_page(noscript).reason == "noscript"
+
+
+@pytest.mark.parametrize("html, status, reason", [
+    (CLOUDFLARE, 200, "block_title"),
+    (CLOUDFLARE, 403, "status_403"),
+    (AKAMAI_DENIED, 200, "block_title"),
+    (TOO_MANY, 200, "block_title"),
+    (TOO_MANY, 429, "status_429"),
+    (RECAPTCHA, 200, "captcha"),
+])
+def test_block_pages_even_when_served_with_200(html: str, status: int, reason: str) -> None:
+    verdict = classify_page(html, status)
+    assert (verdict.type, verdict.reason) == (PageType.BLOCKED, reason)
+
+
+def test_login_walls() -> None:
+    assert classify_page(LOGIN).type is PageType.LOGIN_WALL
+    assert classify_page("<html><body><p>Authorization required</p></body></html>", 401).type is PageType.LOGIN_WALL
+
+
+def test_error_pages() -> None:
+    assert (classify_page(SOFT_404).type, classify_page(SOFT_404).reason) == (PageType.ERROR_PAGE, "soft_404")
+    assert classify_page(f"<html><body>{PROSE}</body></html>", 500).type is PageType.ERROR_PAGE
+
+
+def test_content_that_mentions_the_trigger_words_is_content() -> None:
+    assert classify_page(ARTICLE_WITH_TRIGGERS).type is PageType.CONTENT
+    assert classify_page(DOCUSAURUS_CONTENT).type is PageType.CONTENT
+
+
+def test_empty_pages_and_what_extraction_found() -> None:
+    assert classify_page("").type is PageType.EMPTY
+    assert classify_page("<html><body></body></html>").type is PageType.EMPTY
+    # Text that extraction could not use: empty without scripts, an app shell with them.
+    short = "<html><body><div>Menu</div></body></html>"
+    assert classify_page(short, extracted_chars=0).type is PageType.EMPTY
+    scripted = "<html><body><div>Menu</div><script src=/app.js></script></body></html>"
+    assert classify_page(scripted, extracted_chars=0).type is PageType.APP_SHELL
+    # JSON data blocks are not scripts that could render anything.
+    data_only = '<html><body><div>Menu</div><script type="application/ld+json">{}</script></body></html>'
+    assert not classify_page(data_only).has_scripts
+
+
+def test_real_sphinx_pages_are_content() -> None:
+    root = doc_root("flask")
+    for name in ("index.html", "quickstart.html", "api.html"):
+        verdict = classify_page((root / name).read_bytes())
+        assert verdict.type is PageType.CONTENT, (name, verdict)
