@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from harvester.content.urls import check_css, compile_patterns
 from harvester.embedding import BACKENDS
 from harvester.guard import AllowList, GuardError
+from harvester.sites.loader import WAIT_UNTIL
 from harvester.proxy import ProxySettingsError, proxy_settings
 
 CONVERTERS = ("markdownify", "html-to-markdown")
