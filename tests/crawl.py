@@ -34,6 +34,8 @@ def scrapy_env(workdir: Path, **extra: str) -> dict[str, str]:
         # The SSRF guard refuses loopback; the test sites are on 127.0.0.1 only (the canary server
         # on 127.0.0.2 must stay refused).
         HARVESTER_ALLOWED_HOSTS="127.0.0.1",
+        # Any crawl may start Chromium (render mode auto): it must not resolve names of its own.
+        HARVESTER_BROWSER_ARGS=json.dumps(["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]),
         **extra,
     )
     return env

@@ -17,6 +17,8 @@ pytestmark = pytest.mark.e2e
 
 SETTINGS = {
     **NO_EMBEDDING,
+    # No tokenizer either: loading the model's (torch, ~350 MiB) would hide a bomb's growth.
+    "HARVESTER_CHUNKING_ENABLED": "0",
     "DOWNLOAD_TIMEOUT": "4", "RETRY_TIMES": "1", "HARVESTER_CRAWL_DELAY_ENABLED": "0",
     "HARVESTER_TRAP_MAX_DATE_VARIANTS": "10", "HARVESTER_TRAP_MAX_QUERY_VARIANTS": "10",
     "MEMUSAGE_CHECK_INTERVAL_SECONDS": "0.5",  # memusage/max is the peak RSS (ru_maxrss) so far
