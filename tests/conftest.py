@@ -39,6 +39,18 @@ def tokenizer() -> Any:
     return load_embedder("sentence-transformers/all-MiniLM-L6-v2").tokenizer
 
 
+def score_feed(corpus: str, feed: Path, *extra: str) -> dict[str, Any]:
+    """The public scorer's figures for a JSONL feed (its last JSON line)."""
+    import subprocess
+    import sys
+
+    if not (EVAL_DIR / "score.py").exists():
+        pytest.skip(f"the public scorer is missing at {EVAL_DIR}")
+    process = subprocess.run([sys.executable, str(EVAL_DIR / "score.py"), corpus, str(feed), *extra],
+                             capture_output=True, text=True, timeout=300, check=True)
+    return json.loads([line for line in process.stdout.splitlines() if line.startswith("{")][-1])
+
+
 def qdrant_points(path: Path, collection: str = "harvester") -> list[Any]:
     """Every point of a local Qdrant store (opened after the crawl process has exited)."""
     from qdrant_client import QdrantClient

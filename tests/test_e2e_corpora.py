@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
-from tests.conftest import EVAL_DIR, doc_root, truth_pages
+from tests.conftest import doc_root, score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl
 from tests.sitesrv import SiteServer
 
@@ -26,9 +22,7 @@ def test_fidelity_floors_hold(corpus, tmp_path):
     with SiteServer(root=doc_root(corpus)) as server:
         result = crawl("site", server.url, tmp_path, settings=NO_EMBEDDING)
     assert result.returncode == 0, result.output[-3000:]
-    process = subprocess.run([sys.executable, str(EVAL_DIR / "score.py"), corpus, str(tmp_path / "pages.jsonl")],
-                             capture_output=True, text=True, timeout=300, check=True)
-    figures = json.loads([line for line in process.stdout.splitlines() if line.startswith("{")][-1])
+    figures = score_feed(corpus, tmp_path / "pages.jsonl")
     measured = {
         "recall_med": figures["content"]["recall_med"], "recall_p10": figures["content"]["recall_p10"],
         "precision_med": figures["content"]["precision_med"], "code": figures["code"]["fidelity"],

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 from harvester.content.context import embedding_text
-from tests.conftest import EVAL_DIR, doc_root, qdrant_points, truth_pages
+from tests.conftest import doc_root, qdrant_points, score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
 from tests.sites import sitemap_index
 from tests.sitesrv import Route, SiteServer
@@ -35,13 +33,7 @@ def flask_server(robots: str) -> SiteServer:
 
 
 def score(feed, *extra: str) -> dict:
-    if not (EVAL_DIR / "score.py").exists():
-        pytest.skip("the public scorer is missing")
-    process = subprocess.run(
-        [sys.executable, str(EVAL_DIR / "score.py"), "flask", str(feed), *extra],
-        capture_output=True, text=True, timeout=300, check=True,
-    )
-    return json.loads([line for line in process.stdout.splitlines() if line.startswith("{")][-1])
+    return score_feed("flask", feed, *extra)
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,14 @@ browser, follow the links the browser shows, and extract as well as from the pla
 
 from __future__ import annotations
 
-import json
+import shutil
 import subprocess
 import sys
 import time
 
 import pytest
 
-from tests.conftest import EVAL_DIR, doc_root, truth_pages
+from tests.conftest import EVAL_DIR, doc_root, score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl
 from tests.proxysrv import _accepts, free_port
 from tests.test_e2e_render import stats
@@ -27,8 +27,6 @@ FLOORS = {"recall_med": 0.98, "precision_med": 0.98, "code": 0.99, "headings": 0
 
 
 def test_a_javascript_only_docs_site_is_rendered_and_extracted_as_well_as_the_plain_one(tmp_path):
-    import shutil
-
     if shutil.which("chromium") is None:
         pytest.skip("Debian's chromium is not installed (scripts/bootstrap.sh --test)")
     corpus = "requests"
@@ -59,9 +57,7 @@ def test_a_javascript_only_docs_site_is_rendered_and_extracted_as_well_as_the_pl
     assert render["harvester/render/learned_direct"] >= len(truth) // 2, render
     # Before it learned, each page was fetched over HTTP, found a shell and rendered once.
     assert render["harvester/render/fallback/app_shell"] + render["harvester/render/learned_direct"] >= len(pages)
-    process = subprocess.run([sys.executable, str(EVAL_DIR / "score.py"), corpus, str(tmp_path / "pages.jsonl")],
-                             capture_output=True, text=True, timeout=300, check=True)
-    figures = json.loads([line for line in process.stdout.splitlines() if line.startswith("{")][-1])
+    figures = score_feed(corpus, tmp_path / "pages.jsonl")
     measured = {
         "recall_med": figures["content"]["recall_med"], "precision_med": figures["content"]["precision_med"],
         "code": figures["code"]["fidelity"], "headings": figures["headings"]["fidelity"],
