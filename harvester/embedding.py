@@ -101,6 +101,59 @@ def load_embedder(name: str, device: str | None = None) -> Embedder:
     return Embedder(model=model, name=name)
 
 
+@dataclass(frozen=True)
+class ModelTokenizer:
+    """A model's own tokenizer and word-piece limit, read from its folder without loading the
+    model: what chunking needs. Importing torch and loading the weights takes seconds and hundreds
+    of MiB, which a crawl with embedding off, or one still waiting for its model, need not pay."""
+
+    tokenizer: Any  # a ``tokenizers.Tokenizer``: the same tokenizer.json the model's fast tokenizer wraps
+    max_tokens: int
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces of each text, without the special tokens the model adds."""
+        return [len(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
+
+@functools.lru_cache(maxsize=4)
+def load_model_tokenizer(name: str) -> ModelTokenizer | None:
+    """The tokenizer of a local sentence-transformers folder, read from its ``tokenizer.json``,
+    with the limit its ``sentence_bert_config.json`` states; None when the folder is not like that
+    (the caller then loads the whole model for its tokenizer).
+
+    transformers rebuilds a BERT normalizer from tokenizer_config.json when the two disagree, and
+    sentence-transformers may lower-case texts itself: in either case the file alone would count
+    differently, so None.
+    """
+    import json
+
+    location = Path(resolve_model(name))
+    try:
+        config = json.loads((location / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        tokenizer_config = json.loads((location / "tokenizer_config.json").read_text(encoding="utf-8"))
+        limit = int(config["max_seq_length"])
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(location / "tokenizer.json"))
+    except Exception:  # noqa: BLE001 (a hub id, a missing or unreadable file: load the model instead)
+        return None
+    if config.get("do_lower_case"):
+        return None
+    normalizer = json.loads(tokenizer.to_str()).get("normalizer") or {}
+    if normalizer.get("type") == "BertNormalizer":
+        expected = {
+            "lowercase": tokenizer_config.get("do_lower_case", True),
+            "strip_accents": tokenizer_config.get("strip_accents"),
+            "handle_chinese_chars": tokenizer_config.get("tokenize_chinese_chars", True),
+        }
+        if any(normalizer.get(key, value) != value for key, value in expected.items()):
+            return None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    special = len(tokenizer.encode("", add_special_tokens=True).ids)
+    return ModelTokenizer(tokenizer=tokenizer, max_tokens=limit - special)
+
+
 def model_dimension(name: str) -> int | None:
     """The vector size of a local sentence-transformers folder, read from its config files without
     loading the model (a re-crawl with nothing to embed never loads it); None when unknown."""

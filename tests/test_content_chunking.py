@@ -339,3 +339,20 @@ def test_real_flask_page_with_minilm_tokenizer(minilm_counter) -> None:
     assert len(blocks) > 20
     for block, size in zip(blocks, minilm_counter(blocks)):
         assert any(block in c.text for c in chunks) or size > limit - max_heading, block
+
+
+def test_the_model_tokenizer_alone_counts_as_the_loaded_model_does(tokenizer) -> None:
+    """Chunking reads the tokenizer from the model folder without loading the model: its counts
+    and limit must be the model's, on docs pages, CJK, accents and invisible characters."""
+    from harvester.embedding import DEFAULT_MODEL, load_embedder, load_model_tokenizer
+
+    light = load_model_tokenizer(DEFAULT_MODEL)
+    assert light is not None
+    model = load_embedder(DEFAULT_MODEL)
+    texts = [
+        page.read_text(errors="replace")[:20000]
+        for page in sorted(Path("/usr/share/doc/python-flask-doc/html").glob("*.html"))[:20]
+    ] + ["日本語のテキストです。中文字符测试。", "Ünïcödé àccents ñ ß ﬁ", "MiXeD CaSe", "\u00a0nbsp\u200bzero", "🎉 " * 50]
+    assert light.count(texts) == tokenizer_counter(tokenizer)(texts)
+    assert light.max_tokens == model.max_tokens
+    assert load_model_tokenizer("no-such/model") is None  # a hub id: the model is loaded instead

@@ -11,7 +11,7 @@ from scrapy.exceptions import NotConfigured
 
 from harvester.content.chunking import TextChunk, TokenCounter, chunk_markdown, tokenizer_counter
 from harvester.content.context import context_line, embedding_text, heading_paths
-from harvester.embedding import backend_options, is_local_model, load_backend
+from harvester.embedding import backend_options, is_local_model, load_backend, load_model_tokenizer
 from harvester.exceptions import NoChunks
 from harvester.store import chunk_point_id
 from harvester.threads import Worker
@@ -62,10 +62,16 @@ class ChunkingPipeline:
         # A local model loads with the first page to chunk: a re-crawl of an unchanged site has none.
 
     def _load(self) -> None:
-        embedder = load_backend(self._model_name, **self._backend)
-        # Its own copy: the model's tokenizer is reconfigured by every encode() in another thread.
-        self._count = tokenizer_counter(copy.deepcopy(embedder.tokenizer))
-        limit = embedder.max_tokens
+        light = load_model_tokenizer(self._model_name)
+        if light is not None:
+            # The model's tokenizer without the model: chunking need not wait for it to load.
+            self._count = light.count
+            limit = light.max_tokens
+        else:
+            embedder = load_backend(self._model_name, **self._backend)
+            # Its own copy: the model's tokenizer is reconfigured by every encode() in another thread.
+            self._count = tokenizer_counter(copy.deepcopy(embedder.tokenizer))
+            limit = embedder.max_tokens
         self._max_tokens = min(self._max_tokens_setting or limit, limit)
         self._overlap = min(self._overlap, self._max_tokens // 2)
         self._stats.set_value("harvester/chunking/max_tokens", self._max_tokens)
