@@ -45,7 +45,7 @@ FLAGS = (
     "HARVESTER_DEDUP_FEED_DUPLICATES",
     "HARVESTER_SSRF_GUARD_ENABLED", "HARVESTER_TRAP_DETECTION_ENABLED",
     "HARVESTER_PROCESS_IFRAMES", "HARVESTER_FALLBACK_ENABLED", "HARVESTER_FALLBACK_ON_EMPTY",
-    "HARVESTER_FALLBACK_ON_BLOCKED",
+    "HARVESTER_FALLBACK_ON_BLOCKED", "HARVESTER_PDF_ENABLED",
 )
 
 
@@ -155,14 +155,12 @@ def _check_site_profiles(settings: BaseSettings) -> None:
     # HARVESTER_RENDER, _WAIT_UNTIL and _DELAY are checked by _check_render.
     if _get(settings, "DOWNLOAD_DELAY", settings.getfloat, "a number") < 0:
         raise InvalidSettings("DOWNLOAD_DELAY must not be negative")
-    _get(settings, "HARVESTER_RENDER_TIMEOUT_MS", settings.getint, "an integer")
-    for name in ("HARVESTER_PROCESS_IFRAMES", "HARVESTER_FALLBACK_ENABLED", "HARVESTER_FALLBACK_ON_EMPTY",
-                 "HARVESTER_FALLBACK_ON_BLOCKED", "HARVESTER_PDF_ENABLED"):
-        _get(settings, name, settings.getbool, "true or false")
     try:
         check_site_profiles(settings)
     except ProfileError as exc:
         raise InvalidSettings(str(exc)) from exc
+
+
 def _check_render(settings: BaseSettings) -> None:
     from harvester.middlewares.render import render_problem
     from harvester.render.browser import browser_args
