@@ -99,9 +99,8 @@ class Renderer:
         meta["dont_cache"] = True  # HTTPCACHE (settings/dev.py) would answer with the HTTP fetch's body
         meta["playwright_context"] = context_name(profile)
         meta["playwright_context_kwargs"] = context_kwargs(profile)
-        # Numbers from -s settings arrive as text.
-        timeout_ms = int(float(profile.page_timeout_ms))
-        delay = float(profile.delay_before_return_html or 0)
+        timeout_ms = profile.page_timeout_ms  # SiteProfiles converts settings given as text
+        delay = profile.delay_before_return_html or 0.0
         meta["playwright_page_goto_kwargs"] = {"wait_until": profile.wait_until, "timeout": timeout_ms}
         methods: dict[str, Any] = {}
         if profile.wait_for:
