@@ -6,7 +6,7 @@ crawls it through every pipeline into a fresh local Qdrant, once with the dedup 
 stored, aliases (exact duplicates), near duplicates, boilerplate chunk copies and their share of
 all chunks, embeddings saved (boilerplate copies left out + embedding-cache hits), chunks the model
 encoded, points stored and stored points whose text is stored more than once. Then the public
-scorer's queries (`score.py --queries-out`) run in-process through `harvester.search.search`
+scorer's queries (`score.py --queries-out`) run in-process through `harvester.index.search.search`
 (hybrid, k=5): the top 5 must never hold two identical chunk texts; the raw fused top 5 (before
 `search` collapses identical texts) is counted too.
 
@@ -32,10 +32,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import harvester.search as search_module  # noqa: E402
+import harvester.index.search as search_module  # noqa: E402
 from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
 from bench.bench_retrieval import CachedQueries  # noqa: E402
-from harvester.embedding import DEFAULT_MODEL, load_embedder  # noqa: E402
+from harvester.embedding.models import DEFAULT_MODEL, load_embedder  # noqa: E402
 from tests.crawl import crawl  # noqa: E402
 from tests.sitesrv import Route, SiteServer  # noqa: E402
 

@@ -7,10 +7,10 @@ crawler:
   a. trafilatura alone (its own Markdown, tables and links on);
   b. ``extract_page`` as shipped (main element -> markdownify);
   c. ``extract_page`` with the converter swapped for
-     :func:`harvester.content.htmd.convert` (monkeypatched here only);
+     :func:`harvester.extract.htmd.convert` (monkeypatched here only);
 
 How c swaps the converter depends on extract.py: when ``extract_page`` takes
-``converter=`` (the registry of :mod:`harvester.content.markdown`), c passes
+``converter=`` (the registry of :mod:`harvester.extract.convert`), c passes
 ``converter="html-to-markdown"``; otherwise the name extract.py calls the
 converter by (``element_to_markdown``) is monkeypatched in this process only.
 
@@ -43,8 +43,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import harvester.content.extract as extract_mod  # noqa: E402
-from harvester.content.extract import NoContent, extract_page  # noqa: E402
+import harvester.extract.page as extract_mod  # noqa: E402
+from harvester.extract.page import NoContent, extract_page  # noqa: E402
 
 EVAL = REPO.parent / "shared" / "eval"
 ROOTS = {
@@ -116,7 +116,7 @@ def patched(fn):
         yield
         return
     if not hasattr(extract_mod, CONVERTER_NAME):
-        raise SystemExit(f"harvester.content.extract has neither a converter registry nor "
+        raise SystemExit(f"harvester.extract.page has neither a converter registry nor "
                          f"{CONVERTER_NAME!r}: update bench/bench_extraction.py to the way "
                          "extract_page calls the converter now")
     orig = getattr(extract_mod, CONVERTER_NAME)
@@ -129,7 +129,7 @@ def patched(fn):
 
 def markdownify_converter():
     if HAS_REGISTRY:
-        from harvester.content.markdown import get_converter
+        from harvester.extract.convert import get_converter
         return get_converter("markdownify")
     return getattr(extract_mod, CONVERTER_NAME)
 
@@ -228,7 +228,7 @@ def main(argv=None) -> int:
     ap.add_argument("--diff", type=int, default=5, help="list up to N pages where c scores below b")
     args = ap.parse_args(argv)
 
-    from harvester.content import htmd
+    from harvester.extract import htmd
 
     out_dir = Path(args.out_dir) if args.out_dir else Path(tempfile.mkdtemp(prefix="bench_extraction_"))
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -254,7 +254,7 @@ def main(argv=None) -> int:
             return markdownify_convert(el)
 
         if HAS_REGISTRY:
-            from harvester.content.markdown import register_converter
+            from harvester.extract.convert import register_converter
             register_converter(CAPTURE, lambda: capture)
         with patched(capture):
             run_capture = extractor(CAPTURE)

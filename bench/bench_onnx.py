@@ -140,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from harvester.embedding import load_embedder
-    from harvester.embedding_onnx import load_onnx_embedder
+    from harvester.embedding.models import load_embedder
+    from harvester.embedding.onnx import load_onnx_embedder
 
     tmp = None
     if args.workdir:

@@ -13,20 +13,20 @@ step 3, with retrieval through `scrapy search`.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
-import itertools
-import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from harvester.chunking.context import embedding_text  # noqa: E402
 from tests.crawl import NO_EMBEDDING, crawl  # noqa: E402
-from harvester.content.context import embedding_text  # noqa: E402
 from tests.sitesrv import SiteServer  # noqa: E402
 
 ROOTS = {
@@ -40,7 +40,7 @@ EVAL = REPO.parent / "shared" / "eval"
 MODEL_ALONE = """
 import json, sys, time
 import torch
-from harvester.embedding import DEFAULT_MODEL, load_embedder
+from harvester.embedding.models import DEFAULT_MODEL, load_embedder
 texts, batch_size, threads = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
 if threads:
     torch.set_num_threads(threads)

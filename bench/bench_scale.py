@@ -70,8 +70,8 @@ def redis_sizes(count: int, workdir: Path) -> dict[str, float]:
 
 
 def payload_sizes(workdir: Path) -> dict[str, float]:
-    from harvester.content.lexical import document_vector
-    from harvester.store import chunk_payload
+    from harvester.index.lexical import document_vector
+    from harvester.index.store import chunk_payload
 
     with SiteServer(root=FLASK_DOCS) as site:
         result = crawl("docs", site.url, workdir, settings=NO_EMBEDDING)

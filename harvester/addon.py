@@ -13,31 +13,30 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 
 from harvester import PROJECT_URL, __version__
-from harvester.content.canonical import DEFAULT_STRIP_PARAMS
+from harvester.chunking.pipeline import ChunkingPipeline
 from harvester.cluster import apply_cluster_settings
-from harvester.content.urls import DEFAULT_SKIP_PATTERNS
-from harvester.embedding import DEFAULT_MODEL
-from harvester.extensions.recrawl import Recrawl
-from harvester.extensions.report import RunReport
-from harvester.extensions.throttle import CrawlDelayThrottle
+from harvester.dedup.boilerplate import BoilerplatePipeline
+from harvester.dedup.pipeline import DedupPipeline
+from harvester.embedding.models import DEFAULT_MODEL
+from harvester.embedding.pipeline import EmbeddingPipeline
+from harvester.extract.middleware import ExtractionMiddleware
+from harvester.fetch.limits import BoundedHttpCompressionMiddleware, EncodingFixMiddleware
+from harvester.fetch.retryafter import RetryAfterMiddleware
+from harvester.fetch.robots import QuietRobotsTxtMiddleware
+from harvester.fetch.throttle import CrawlDelayThrottle
+from harvester.guard.middleware import SSRFGuardMiddleware
+from harvester.index.pipeline import IndexPipeline
 from harvester.items import EXPORTED_FIELDS
-from harvester.middlewares.canonical import ServedUrlMiddleware
-from harvester.middlewares.conditional import ConditionalRequestMiddleware, StoredLinksMiddleware
-from harvester.middlewares.extraction import ExtractionMiddleware
-from harvester.middlewares.failures import FailureRecorderMiddleware
-from harvester.middlewares.guard import SSRFGuardMiddleware
-from harvester.middlewares.render import HANDLER, RenderRequestMiddleware, render_problem
-from harvester.middlewares.limits import BoundedHttpCompressionMiddleware, EncodingFixMiddleware
-from harvester.middlewares.proxy import ProxyModeMiddleware
-from harvester.middlewares.retryafter import RetryAfterMiddleware
-from harvester.middlewares.robots import QuietRobotsTxtMiddleware
-from harvester.middlewares.sites import SiteProfileMiddleware
-from harvester.pipelines.boilerplate import BoilerplatePipeline
-from harvester.middlewares.traps import CrawlTrapMiddleware
-from harvester.pipelines.chunking import ChunkingPipeline
-from harvester.pipelines.dedup import DedupPipeline
-from harvester.pipelines.embedding import EmbeddingPipeline
-from harvester.pipelines.index import IndexPipeline
+from harvester.proxy.middleware import ProxyModeMiddleware
+from harvester.recrawl.extension import Recrawl
+from harvester.recrawl.middleware import ConditionalRequestMiddleware, StoredLinksMiddleware
+from harvester.render.middleware import HANDLER, RenderRequestMiddleware, render_problem
+from harvester.report.extension import RunReport
+from harvester.report.middleware import FailureRecorderMiddleware
+from harvester.sites.middleware import SiteProfileMiddleware
+from harvester.urls.canonical import DEFAULT_STRIP_PARAMS
+from harvester.urls.middleware import CrawlTrapMiddleware, ServedUrlMiddleware
+from harvester.urls.rules import DEFAULT_SKIP_PATTERNS
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -61,9 +60,9 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_SKIP_URL_PATTERNS": list(DEFAULT_SKIP_PATTERNS),
     "HARVESTER_SITE_MAX_DEPTH": 10,
     "HARVESTER_MAX_PAGES": 0,
-    # One URL per page (harvester/content/canonical.py), one copy of each content.
+    # One URL per page (harvester/urls/canonical.py), one copy of each content.
     "HARVESTER_URL_STRIP_PARAMS": list(DEFAULT_STRIP_PARAMS),
-    "REQUEST_FINGERPRINTER_CLASS": "harvester.fingerprint.CanonicalRequestFingerprinter",
+    "REQUEST_FINGERPRINTER_CLASS": "harvester.urls.fingerprint.CanonicalRequestFingerprinter",
     "HARVESTER_VERSION_PATTERN": None,
     "HARVESTER_VERSION_KEEP": "first",
     "HARVESTER_DEDUP_FEED_DUPLICATES": False,
@@ -115,11 +114,11 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_TRAP_MAX_QUERY_VARIANTS": 100,
     "HARVESTER_MAX_PAGES_PER_HOST": 100000,
     "HARVESTER_RETRY_AFTER_MAX": 120.0,
-    # robots.txt per RFC 9309 (harvester/middlewares/robots.py).
+    # robots.txt per RFC 9309 (harvester/fetch/robots.py).
     "HARVESTER_ROBOTSTXT_MAX_BYTES": 500 * 1024,
     "HARVESTER_ROBOTSTXT_CACHE_SECONDS": 24 * 3600,
     "HARVESTER_ROBOTSTXT_UNREACHABLE_SECONDS": 600,
-    # Re-crawls: conditional requests, chunk diffs, pruning (harvester/extensions/recrawl.py).
+    # Re-crawls: conditional requests, chunk diffs, pruning (harvester/recrawl/extension.py).
     "HARVESTER_RECRAWL_ENABLED": True,
     "HARVESTER_CONDITIONAL_REQUESTS": True,
     "HARVESTER_SITEMAP_LASTMOD_SKIP": True,
@@ -139,7 +138,7 @@ DEFAULTS: dict[str, Any] = {
     "HARVESTER_FALLBACK_ON_EMPTY": True,
     "HARVESTER_FALLBACK_ON_BLOCKED": False,
     "HARVESTER_SITE_PROFILES_DIR": None,
-    # PDF responses become pages (harvester/content/pdf.py), and links to .pdf files are followed.
+    # PDF responses become pages (harvester/extract/pdf.py), and links to .pdf files are followed.
     "HARVESTER_PDF_ENABLED": True,
     "HARVESTER_RENDER_LEARN_AFTER": 3,
     "HARVESTER_RENDER_CONCURRENCY": 4,
@@ -207,7 +206,7 @@ class HarvesterAddon:
         try:
             cluster = settings.getbool("HARVESTER_CLUSTER")
         except ValueError:
-            cluster = False  # harvester.config.check_settings names the bad value
+            cluster = False  # harvester.config.checks.check_settings names the bad value
         if cluster:
             apply_cluster_settings(settings)
         # Before RunReport: built first, so its spider_closed handler (pruning) runs first.
@@ -224,7 +223,7 @@ class HarvesterAddon:
 
 def _configure_browser(settings: BaseSettings) -> None:
     """scrapy-playwright's handler and launch options, only when a page may be rendered and a
-    browser is there (harvester.config refuses ``render=always`` without one; ``auto`` warns)."""
+    browser is there (harvester.config.checks refuses ``render=always`` without one; ``auto`` warns)."""
     if settings.get("HARVESTER_RENDER") == "never" or render_problem(settings) is not None:
         return
     from harvester.render.browser import browser_args, find_browser, launch_options

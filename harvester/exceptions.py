@@ -22,7 +22,7 @@ class InvalidStartUrl(ValueError):
 
 
 class RequestRefused(IgnoreRequest):
-    """The SSRF guard refused to connect to the request's host (``harvester/middlewares/guard.py``)."""
+    """The SSRF guard refused to connect to the request's host (``harvester/guard/middleware.py``)."""
 
     def __init__(self, url: str, host: str, reason: str) -> None:
         super().__init__(f"Refused by the SSRF guard ({reason}): {url}")

@@ -43,7 +43,7 @@ class PageItem:
     # The wanted links found on the page (canonical URLs), stored with it so that a re-crawl that
     # gets a 304 for the page can still follow them.
     links: list[str] = field(default_factory=list)
-    # What the page classifier made of the response (harvester/content/classify.py): content,
+    # What the page classifier made of the response (harvester/extract/classify.py): content,
     # app_shell, empty or error_page (blocked pages and login walls are not stored).
     page_type: str = "content"
 

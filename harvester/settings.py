@@ -14,7 +14,7 @@ ADDONS = {"harvester.addon.HarvesterAddon": 0}
 LOG_LEVEL = os.environ.get("HARVESTER_LOG_LEVEL", "INFO")
 # The SSRF guard's resolver. Scrapy installs it for the process from these settings, before
 # add-ons run, so it cannot live in the add-on's defaults.
-TWISTED_DNS_RESOLVER = "harvester.resolver.GuardedResolver"
+TWISTED_DNS_RESOLVER = "harvester.guard.resolver.GuardedResolver"
 
 _ENVIRONMENT = {
     "QDRANT_URL": "QDRANT_URL",

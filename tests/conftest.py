@@ -34,7 +34,7 @@ def truth_pages(corpus: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="session")
 def tokenizer() -> Any:
-    from harvester.embedding import load_embedder
+    from harvester.embedding.models import load_embedder
 
     return load_embedder("sentence-transformers/all-MiniLM-L6-v2").tokenizer
 

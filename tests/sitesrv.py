@@ -7,9 +7,9 @@ crawler's concurrent requests are served concurrently, as a real site would.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import socket
 import struct
-import hashlib
 import threading
 import time
 from dataclasses import dataclass, field

@@ -15,7 +15,7 @@ from twisted.internet.address import IPv4Address, IPv6Address
 from twisted.internet.interfaces import IHostnameResolver
 from zope.interface import implementer
 
-from harvester.resolver import GuardedResolver
+from harvester.guard.resolver import GuardedResolver
 
 
 @implementer(IHostnameResolver)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harvester.content.classify import PageType, classify_page
+from harvester.extract.classify import PageType, classify_page
 from tests.conftest import doc_root
 
 PROSE = "<p>" + "Configure the application with environment variables and a settings file. " * 30 + "</p>"

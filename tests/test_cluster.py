@@ -8,7 +8,7 @@ import pytest
 from scrapy.settings import Settings
 
 from harvester.addon import HarvesterAddon
-from harvester.config import InvalidSettings, check_settings
+from harvester.config.checks import InvalidSettings, check_settings
 from tests.redisrv import redis_server  # noqa: F401 (fixture)
 
 pytest.importorskip("scrapy_redis", reason="the cluster extra is not installed")

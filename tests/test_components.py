@@ -6,16 +6,16 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from harvester.addon import HarvesterAddon
+from harvester.chunking.pipeline import ChunkingPipeline
 from harvester.commands.crawl import crawl_failure
-from harvester.extensions.report import format_summary
-from harvester.extensions.throttle import CrawlDelayThrottle
-from harvester.pipelines.chunking import ChunkingPipeline
-from harvester.pipelines.dedup import DedupPipeline
-from harvester.pipelines.embedding import EmbeddingPipeline
-from harvester.pipelines.index import IndexPipeline
-from harvester.items import PageItem
+from harvester.dedup.pipeline import DedupPipeline
+from harvester.embedding.pipeline import EmbeddingPipeline
 from harvester.exceptions import DuplicatePage
-from harvester.store import chunk_payload, point_id
+from harvester.fetch.throttle import CrawlDelayThrottle
+from harvester.index.pipeline import IndexPipeline
+from harvester.index.store import chunk_payload, point_id
+from harvester.items import PageItem
+from harvester.report.extension import format_summary
 
 
 def crawler_with(**settings):
@@ -123,7 +123,7 @@ def test_failure_reasons_are_short_codes():
     from scrapy.spidermiddlewares.httperror import HttpError
     from twisted.internet import error
 
-    from harvester.failures import failure_reason
+    from harvester.report.failures import failure_reason
 
     assert failure_reason(exceptions.DownloadConnectionRefusedError("x")) == "connection_refused"
     assert failure_reason(exceptions.CannotResolveHostError("x")) == "dns_lookup_failed"
@@ -135,7 +135,7 @@ def test_failure_reasons_are_short_codes():
 def test_collection_is_created_once_and_checked_against_the_model(tmp_path):
     from qdrant_client import QdrantClient, models
 
-    from harvester.store import CollectionMismatch, ensure_collection
+    from harvester.index.store import CollectionMismatch, ensure_collection
 
     client = QdrantClient(path=str(tmp_path / "q"))
     try:
@@ -154,7 +154,7 @@ def test_collection_is_created_once_and_checked_against_the_model(tmp_path):
 
 
 def test_context_lines_shrink_when_they_would_break_the_limit():
-    from harvester.content.chunking import TextChunk, whitespace_counter
+    from harvester.chunking.chunker import TextChunk, whitespace_counter
 
     pipeline = build_from_crawler(ChunkingPipeline, crawler_with())
     pipeline._count, pipeline._max_tokens = whitespace_counter, 10

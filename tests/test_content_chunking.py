@@ -1,4 +1,4 @@
-"""Tests for harvester.content.chunking (Scrapy-free Markdown chunker)."""
+"""Tests for harvester.chunking.chunker (Scrapy-free Markdown chunker)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harvester.content.chunking import (
+from harvester.chunking.chunker import (
     TextChunk,
     chunk_markdown,
     tokenizer_counter,
@@ -344,7 +344,7 @@ def test_real_flask_page_with_minilm_tokenizer(minilm_counter) -> None:
 def test_the_model_tokenizer_alone_counts_as_the_loaded_model_does(tokenizer) -> None:
     """Chunking reads the tokenizer from the model folder without loading the model: its counts
     and limit must be the model's, on docs pages, CJK, accents and invisible characters."""
-    from harvester.embedding import DEFAULT_MODEL, load_embedder, load_model_tokenizer
+    from harvester.embedding.models import DEFAULT_MODEL, load_embedder, load_model_tokenizer
 
     light = load_model_tokenizer(DEFAULT_MODEL)
     assert light is not None

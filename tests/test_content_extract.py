@@ -1,4 +1,4 @@
-"""Tests for harvester.content.extract (no network, no Scrapy).
+"""Tests for harvester.extract.page (no network, no Scrapy).
 
 Real pages come from Debian's python-flask-doc package (Sphinx, pallets
 theme); those tests are skipped when it is not installed. Small inline
@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from harvester.content import extract as extract_mod
-from harvester.content.extract import ExtractedPage, NoContent, extract_page
-from harvester.content.markdown import tidy_markdown
+from harvester.extract import page as extract_mod
+from harvester.extract.convert import tidy_markdown
+from harvester.extract.page import ExtractedPage, NoContent, extract_page
 
 FLASK_DOCS = "/usr/share/doc/python-flask-doc/html"
 BASE = "http://127.0.0.1:18300"

@@ -1,4 +1,4 @@
-"""Tests for generator profiles (harvester.content.profiles) as applied by
+"""Tests for generator profiles (harvester.extract.profiles) as applied by
 extract_page: detection, main element, chrome removal, breadcrumbs,
 admonitions and API signatures.
 
@@ -16,9 +16,9 @@ import re
 import lxml.html
 import pytest
 
-from harvester.content.extract import ExtractedPage, extract_page
-from harvester.content.markdown import available_converters, get_converter
-from harvester.content.profiles import REGISTRY, Profile, detect_profile
+from harvester.extract.convert import available_converters, get_converter
+from harvester.extract.page import ExtractedPage, extract_page
+from harvester.extract.profiles import REGISTRY, Profile, detect_profile
 
 PROSE = ("The quick configuration guide explains every option of the server, how the defaults are "
          "chosen, and which settings you should change before running it in production.")
@@ -649,7 +649,7 @@ def test_converter_registry() -> None:
 
 
 def test_html_to_markdown_converter_registered_when_adapter_exists() -> None:
-    pytest.importorskip("harvester.content.htmd")
+    pytest.importorskip("harvester.extract.htmd")
     assert "html-to-markdown" in available_converters()
     html = _html(f"<main><h1>Conv</h1><p>{PROSE}</p></main>")
     assert "Conv" in extract_page(html, "https://x.org/", converter="html-to-markdown").markdown

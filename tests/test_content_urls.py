@@ -1,6 +1,7 @@
 import pytest
 
-from harvester.content.urls import (
+from harvester.exceptions import InvalidStartUrl
+from harvester.urls.rules import (
     DEFAULT_SKIP_PATTERNS,
     canonical_url,
     compile_patterns,
@@ -10,7 +11,6 @@ from harvester.content.urls import (
     url_allowed,
     validate_start_url,
 )
-from harvester.exceptions import InvalidStartUrl
 
 
 @pytest.mark.parametrize("url", ["https://docs.example.com/", " http://127.0.0.1:8000/docs/x.html "])

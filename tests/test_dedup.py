@@ -13,8 +13,22 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from harvester.addon import HarvesterAddon
-from harvester.config import InvalidSettings, check_settings
-from harvester.content.canonical import (
+from harvester.config.checks import InvalidSettings, check_settings
+from harvester.dedup.boilerplate import BoilerplatePipeline
+from harvester.dedup.detect import (
+    BoilerplateCounter,
+    NearDuplicates,
+    VersionRule,
+    shingles,
+    signature,
+)
+from harvester.dedup.pipeline import DedupPipeline
+from harvester.exceptions import DuplicatePage, NearDuplicatePage
+from harvester.index.store import boilerplate_point_id, chunk_payload, point_id
+from harvester.items import PageItem
+from harvester.report.extension import format_summary
+from harvester.signals import chunks_superseded, page_aliased, page_near_duplicate
+from harvester.urls.canonical import (
     DEFAULT_STRIP,
     ServedForms,
     canonical_url,
@@ -22,21 +36,7 @@ from harvester.content.canonical import (
     page_key,
     path_form,
 )
-from harvester.content.dedup import (
-    BoilerplateCounter,
-    NearDuplicates,
-    VersionRule,
-    shingles,
-    signature,
-)
-from harvester.exceptions import DuplicatePage, NearDuplicatePage
-from harvester.extensions.report import format_summary
-from harvester.fingerprint import CanonicalRequestFingerprinter
-from harvester.items import PageItem
-from harvester.pipelines.boilerplate import BoilerplatePipeline
-from harvester.pipelines.dedup import DedupPipeline
-from harvester.signals import chunks_superseded, page_aliased, page_near_duplicate
-from harvester.store import boilerplate_point_id, chunk_payload, point_id
+from harvester.urls.fingerprint import CanonicalRequestFingerprinter
 from tests.sites import _API_WORDS
 
 
@@ -306,11 +306,11 @@ def test_default_strip_matches_the_documented_families():
 def test_components_are_registered_in_order():
     settings = crawler_with().settings
     pipelines = settings.getwithbase("ITEM_PIPELINES")
-    from harvester.pipelines.chunking import ChunkingPipeline
-    from harvester.pipelines.embedding import EmbeddingPipeline
+    from harvester.chunking.pipeline import ChunkingPipeline
+    from harvester.embedding.pipeline import EmbeddingPipeline
 
     assert pipelines[DedupPipeline] < pipelines[ChunkingPipeline] < pipelines[BoilerplatePipeline]
     assert pipelines[BoilerplatePipeline] < pipelines[EmbeddingPipeline]
-    from harvester.middlewares.canonical import ServedUrlMiddleware
+    from harvester.urls.middleware import ServedUrlMiddleware
 
     assert ServedUrlMiddleware in settings.getwithbase("SPIDER_MIDDLEWARES")

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from harvester.store import boilerplate_point_id
+from harvester.index.store import boilerplate_point_id
 from tests.conftest import qdrant_points
 from tests.crawl import NO_EMBEDDING, crawl
 from tests.sites import DEDUP_ADMONITION, dedup_site

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from harvester.content.context import embedding_text
+from harvester.chunking.context import embedding_text
 from tests.conftest import doc_root, qdrant_points, score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
 from tests.sites import sitemap_index

@@ -47,7 +47,7 @@ def test_the_egg_holds_the_harvester_package_only(tmp_path: Path) -> None:
         names = egg.namelist()
         entry_points = egg.read("EGG-INFO/entry_points.txt").decode()
     assert {name.split("/")[0] for name in names} == {"harvester", "EGG-INFO"}
-    assert "harvester/content/profiles/sphinx.py" in names
+    assert "harvester/extract/profiles/sphinx.py" in names
     assert "harvester/sites/readthedocs.toml" in names  # the shipped site profiles (package data)
     assert "[scrapy]\nsettings = harvester.settings" in entry_points
 

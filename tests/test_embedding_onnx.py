@@ -15,8 +15,8 @@ pytest.importorskip("onnx")
 pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
-from harvester import embedding_onnx  # noqa: E402
-from harvester.embedding import DEFAULT_MODEL, ModelUnavailable, load_embedder, resolve_model  # noqa: E402
+from harvester.embedding import onnx as embedding_onnx  # noqa: E402
+from harvester.embedding.models import DEFAULT_MODEL, ModelUnavailable, load_embedder, resolve_model  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -151,5 +151,5 @@ def test_missing_onnxruntime_names_the_package(monkeypatch, tmp_path):
     with pytest.raises(ImportError, match="pip install onnxruntime"):
         embedding_onnx.load_onnx_embedder(DEFAULT_MODEL, quantized=False, cache_dir=str(tmp_path / "new"))
     # The module itself imports without onnxruntime: the backend is optional.
-    code = "import sys; sys.modules['onnxruntime'] = None; import harvester.embedding_onnx"
+    code = "import sys; sys.modules['onnxruntime'] = None; import harvester.embedding.onnx"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)

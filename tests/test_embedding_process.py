@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harvester.embedding import DEFAULT_MODEL, ModelUnavailable, load_embedder
-from harvester.embedding_process import EmbeddingProcessFailed, ProcessEmbedder
+from harvester.embedding.models import DEFAULT_MODEL, ModelUnavailable, load_embedder
+from harvester.embedding.process import EmbeddingProcessFailed, ProcessEmbedder
 
 REPO = Path(__file__).resolve().parent.parent
 OPTIONS = {"backend": "torch", "device": "cpu", "threads": 1, "onnx_cache": None}
@@ -53,7 +53,7 @@ def test_a_model_the_child_cannot_load_is_reported_with_its_reason(tmp_path):
 
 PARENT = """
 import sys
-from harvester.embedding_process import ProcessEmbedder
+from harvester.embedding.process import ProcessEmbedder
 embedder = ProcessEmbedder(sys.argv[1], {"backend": "torch", "device": "cpu", "threads": 1, "onnx_cache": None})
 try:
     embedder.load()

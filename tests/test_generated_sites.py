@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from harvester.content.extract import ExtractedPage, extract_page
+from harvester.extract.page import ExtractedPage, extract_page
 from tests.crawl import NO_EMBEDDING, crawl
 from tests.sitesrv import SiteServer
 

@@ -9,9 +9,9 @@ from scrapy import Request
 from scrapy.utils.test import get_crawler
 
 from harvester.exceptions import RequestRefused
-from harvester.guard import AllowList, GuardError, address_refusal, parse_ip, url_refusal
-from harvester.middlewares.guard import SSRFGuardMiddleware
-from harvester.resolver import REFUSED_HOSTS, GuardedResolver
+from harvester.guard.middleware import SSRFGuardMiddleware
+from harvester.guard.resolver import REFUSED_HOSTS, GuardedResolver
+from harvester.guard.rules import AllowList, GuardError, address_refusal, parse_ip, url_refusal
 from tests.stubdns import TableResolver
 
 LOOPBACK_SPELLINGS = ["127.0.0.1", "2130706433", "0x7f000001", "0x7f.1", "0x7f.0.0.1", "0177.0.0.1",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harvester.guard import AllowList
+from harvester.guard.rules import AllowList
 from harvester.proxy import BROWSER_ARGS, playwright_proxy
 from harvester.proxy.guard_proxy import GuardProxy
 from tests.proxysrv import ProxyServer

@@ -1,6 +1,6 @@
 from parsel import Selector
 
-from harvester.content.navigation import pager_links, toc_links
+from harvester.spiders.navigation import pager_links, toc_links
 from tests.conftest import doc_root
 
 
@@ -48,7 +48,7 @@ def test_toc_links_of_sidebars():
 
 
 def test_content_links_come_from_the_page_body_only():
-    from harvester.content.navigation import content_links
+    from harvester.spiders.navigation import content_links
 
     html = ('<nav><a href="menu.html">menu</a></nav><div role="main"><p>See <a href="notes.html">notes</a>'
             '</p></div><footer><a href="legal.html">legal</a></footer>')

@@ -7,12 +7,12 @@ from scrapy.http import Request, Response
 from scrapy.utils.test import get_crawler
 
 from harvester.addon import HarvesterAddon
-from harvester.content.context import heading_paths
-from harvester.content.extract import NoContent
-from harvester.content.pdf import PdfUnreadable, extract_pdf, is_pdf
-from harvester.content.urls import DEFAULT_SKIP_PATTERNS, compile_patterns, is_pdf_url, url_allowed
-from harvester.middlewares.extraction import ExtractionMiddleware
+from harvester.chunking.context import heading_paths
+from harvester.extract.middleware import ExtractionMiddleware
+from harvester.extract.page import NoContent
+from harvester.extract.pdf import PdfUnreadable, extract_pdf, is_pdf
 from harvester.spiders.site import SiteSpider
+from harvester.urls.rules import DEFAULT_SKIP_PATTERNS, compile_patterns, is_pdf_url, url_allowed
 from tests.pdfgen import MANUAL_PAGES, encrypted_pdf, make_pdf
 from tests.test_spiders import html_response, make_spider
 

@@ -9,7 +9,7 @@ from scrapy.settings import Settings
 
 import harvester.proxy as proxy_module
 from harvester.addon import HarvesterAddon
-from harvester.config import InvalidSettings, check_settings
+from harvester.config.checks import InvalidSettings, check_settings
 from harvester.proxy import (
     ProxySettingsError,
     ProxyURL,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harvester.recrawl import StoredPage, pages_from_points, prune_candidates, unchanged_since
-from harvester.store import chunk_point_id
+from harvester.index.store import chunk_point_id
+from harvester.recrawl.state import StoredPage, pages_from_points, prune_candidates, unchanged_since
 from tests.conftest import qdrant_points
 from tests.crawl import REPO, crawl, scrapy_env
 from tests.recrawl_site import EditableSite
@@ -321,7 +321,7 @@ def test_autothrottle_lowers_its_delay_after_a_304():
     from scrapy.utils.test import get_crawler
 
     from harvester.addon import HarvesterAddon
-    from harvester.extensions.throttle import CrawlDelayThrottle
+    from harvester.fetch.throttle import CrawlDelayThrottle
 
     throttle = build_from_crawler(CrawlDelayThrottle, get_crawler(settings_dict={"ADDONS": {HarvesterAddon: 0}}))
     throttle.mindelay, throttle.maxdelay = 0.0, 60.0  # set when the spider opens
@@ -346,7 +346,7 @@ def test_pruning_only_after_a_finished_crawl(reason, dry_run, deleted):
     from scrapy.utils.test import get_crawler
 
     from harvester.addon import HarvesterAddon
-    from harvester.extensions.recrawl import Recrawl
+    from harvester.recrawl.extension import Recrawl
 
     crawler = get_crawler(settings_dict={"ADDONS": {HarvesterAddon: 0}, "HARVESTER_PRUNE_DRY_RUN": dry_run})
     recrawl = build_from_crawler(Recrawl, crawler)

@@ -11,8 +11,8 @@ import pytest
 from scrapy.settings import Settings
 
 from harvester.addon import HarvesterAddon
-from harvester.config import InvalidSettings, check_settings
-from harvester.content.classify import PageType, Verdict
+from harvester.config.checks import InvalidSettings, check_settings
+from harvester.extract.classify import PageType, Verdict
 from harvester.render.browser import NoBrowser, browser_args, find_browser, launch_options
 from harvester.render.frames import Frame, merge_frames, same_site, same_site_iframes
 from harvester.render.policy import RenderLearner, context_kwargs, context_name, fallback_reason

@@ -5,11 +5,18 @@ from __future__ import annotations
 import pytest
 from qdrant_client import QdrantClient, models
 
-from harvester.content.context import context_line, embedding_text, heading_paths
-from harvester.content.lexical import document_vector, query_vector, terms
-from harvester.embedding import DEFAULT_MODEL, load_embedder
-from harvester.search import FUSIONS, SearchTuning, _normalised, _score_fusion, collapse, search
-from harvester.store import chunk_vectors, ensure_collection, point_id
+from harvester.chunking.context import context_line, embedding_text, heading_paths
+from harvester.embedding.models import DEFAULT_MODEL, load_embedder
+from harvester.index.lexical import document_vector, query_vector, terms
+from harvester.index.search import (
+    FUSIONS,
+    SearchTuning,
+    _normalised,
+    _score_fusion,
+    collapse,
+    search,
+)
+from harvester.index.store import chunk_vectors, ensure_collection, point_id
 
 
 def test_context_line_skips_a_heading_equal_to_the_title():

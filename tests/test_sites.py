@@ -12,10 +12,10 @@ from scrapy.utils.test import get_reactor_settings
 
 from harvester.addon import HarvesterAddon
 from harvester.commands import effective_settings
-from harvester.config import InvalidSettings, check_settings
-from harvester.middlewares.sites import SiteProfileMiddleware
+from harvester.config.checks import InvalidSettings, check_settings
 from harvester.sites import SiteProfiles, shipped_profiles
 from harvester.sites.loader import ProfileError, ProfileMatcher, load_profiles, parse_profile
+from harvester.sites.middleware import SiteProfileMiddleware
 from harvester.spiders.docs import DocsSpider
 
 SITE = "http://127.0.0.1:8000/"
@@ -246,7 +246,7 @@ def test_the_throttle_keeps_a_profile_delay_even_with_autothrottle_and_crawl_del
     from scrapy.utils.misc import build_from_crawler
     from scrapy.utils.test import get_crawler
 
-    from harvester.extensions.throttle import CrawlDelayThrottle
+    from harvester.fetch.throttle import CrawlDelayThrottle
 
     off = {"ADDONS": {HarvesterAddon: 0}, "AUTOTHROTTLE_ENABLED": False, "HARVESTER_CRAWL_DELAY_ENABLED": False}
     with pytest.raises(NotConfigured):

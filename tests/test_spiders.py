@@ -1,8 +1,8 @@
 """Spider logic offline: hand-built responses, no network."""
 
 import pytest
-from scrapy.http import HtmlResponse, Request
 from scrapy.crawler import AsyncCrawlerRunner
+from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_reactor_settings
 
 from harvester.addon import HarvesterAddon

@@ -1,18 +1,18 @@
-"""Crawl-trap rules (harvester/content/traps.py) and the other pure rules for hostile input."""
+"""Crawl-trap rules (harvester/urls/traps.py) and the other pure rules for hostile input."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from harvester.content.encoding import corrected_encoding
-from harvester.content.traps import (
+from harvester.fetch.encoding import corrected_encoding
+from harvester.fetch.retryafter import retry_after_seconds
+from harvester.urls.traps import (
     TrapDetector,
     TrapLimits,
     date_template,
     query_family,
     repeated_segment,
 )
-from harvester.middlewares.retryafter import retry_after_seconds
 
 BASE = "http://docs.example.com"
 

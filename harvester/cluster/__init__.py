@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from harvester.config import InvalidSettings
+from harvester.config.checks import InvalidSettings
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -34,7 +34,7 @@ def key_prefix(crawl: str) -> str:
 
 def check_cluster_settings(settings: BaseSettings) -> None:
     """Raise InvalidSettings when a crawl cannot run in cluster mode (``scrapy crawl`` calls this
-    before it starts, through ``harvester.config.check_settings``)."""
+    before it starts, through ``harvester.config.checks.check_settings``)."""
     crawl = settings.get("HARVESTER_CLUSTER_CRAWL")
     if not CRAWL_NAME.match(str(crawl or "")):
         raise InvalidSettings(

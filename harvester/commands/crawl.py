@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from harvester.commands import effective_settings
-from harvester.config import InvalidSettings, check_settings
+from harvester.config.checks import InvalidSettings, check_settings
 from harvester.spiders._base import HarvesterSpider
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from harvester.commands import effective_settings
-from harvester.embedding import ModelUnavailable, backend_options, load_backend
-from harvester.search import search
-from harvester.store import open_client
+from harvester.embedding.models import ModelUnavailable, backend_options, load_backend
+from harvester.index.search import search
+from harvester.index.store import open_client
 
 if TYPE_CHECKING:
     import argparse

@@ -4,7 +4,7 @@ Modes:
 
 - ``none``: every connection is direct.
 - ``fallback``: direct first; a request whose direct attempt ended in a network error, a timeout,
-  403, 429 or 5xx is sent once more through the proxy (``harvester/middlewares/proxy.py``). The
+  403, 429 or 5xx is sent once more through the proxy (``harvester/proxy/middleware.py``). The
   browser's GuardProxy tries the direct connection and, when it cannot be made, the upstream.
 - ``proxy``: every connection goes through the proxy (``HARVESTER_PROXY`` is then required).
 - ``direct``: an old name of ``proxy``, accepted with a deprecation warning.
@@ -104,7 +104,7 @@ def browser_guard_proxy(settings: BaseSettings, **options: Any) -> GuardProxy:
     """A GuardProxy (not started) for the browser, configured from the settings: the allow-list,
     the guard switch, and the upstream with the mode's fallback rule. ``options`` go to GuardProxy
     (``on_event``, ``max_connections``, ``resolve``...)."""
-    from harvester.guard import AllowList
+    from harvester.guard.rules import AllowList
     from harvester.proxy.guard_proxy import GuardProxy
 
     mode, _ = proxy_settings(settings)

@@ -4,7 +4,7 @@ The browser (Chromium under scrapy-playwright) resolves names itself, follows re
 WebSockets, service workers and popups that route interception never sees. Sending all of its
 traffic through this proxy puts the guard where the connections are made: each CONNECT target and
 each plain-HTTP request is resolved here once (``getaddrinfo``), every address is judged with the
-rules of ``harvester.guard`` (the same as the Twisted resolver's), and the connection goes to an
+rules of ``harvester.guard.rules`` (the same as the Twisted resolver's), and the connection goes to an
 address that passed: there is no second lookup that DNS rebinding could answer differently.
 
 Refused targets get ``403`` with a one-line reason, are counted (``refusals``), and logged once
@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from harvester.guard import AllowList, address_refusal, parse_ip
+from harvester.guard.rules import AllowList, address_refusal, parse_ip
 from harvester.proxy.upstream import ProxyURL
 
 logger = logging.getLogger(__name__)

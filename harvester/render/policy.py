@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from harvester.content.classify import PageType, Verdict
+from harvester.extract.classify import PageType, Verdict
 from harvester.sites import SiteProfile
 
 

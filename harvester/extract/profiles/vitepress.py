@@ -1,0 +1,28 @@
+"""VitePress: ``<meta name="generator" content="VitePress v1.3.4">``.
+
+The article is ``div.vp-doc`` inside ``main``; the footer (edit link, last
+updated, prev/next) and the outline aside are siblings. Custom containers
+(``::: tip``) are ``div.custom-block`` with a ``p.custom-block-title``.
+"""
+from __future__ import annotations
+
+from harvester.extract.profiles import PageView, Profile
+
+
+def _detect(v: PageView) -> bool:
+    return v.generated_by("vitepress") or v.has_class("VPDoc", "vp-doc")
+
+
+PROFILE = Profile(
+    name="vitepress",
+    detect=_detect,
+    generators=("vitepress",),
+    main=("div.vp-doc", "main.main"),
+    noise=("a.header-anchor", "button.copy", "span.lang", "div.edit-info", "div.edit-link",
+           "p.last-updated"),
+    pager=("nav.prev-next", "footer.VPDocFooter"),
+    version_switcher=("div.VPFlyout",),
+    toc=("aside.aside", "div.VPDocAside", "nav.VPDocAsideOutline", "div.VPLocalNav"),
+    admonitions=("div.custom-block", "details.custom-block"),
+    admonition_titles=("p.custom-block-title", "summary"),
+)

@@ -1,0 +1,93 @@
+"""The SSRF guard on every request: scheme and IP-literal host checks, and the resolver's refusals.
+
+Every request passes through the downloader middlewares, including each redirect hop
+(RedirectMiddleware returns a new request that is scheduled again), ``<meta http-equiv="refresh">``
+targets (MetaRefreshMiddleware does the same), sitemap entries, extracted links and robots.txt, so
+one downloader middleware sees them all before a connection is made.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import CannotResolveHostError, NotConfigured
+from twisted.internet.error import DNSLookupError
+
+from harvester.exceptions import RequestRefused
+from harvester.guard.resolver import REFUSED_HOSTS
+from harvester.guard.rules import AllowList, GuardError, request_host, url_refusal
+from harvester.signals import host_refused, page_skipped
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+
+class SSRFGuardMiddleware:
+    """Refuses requests whose scheme is not http(s) or whose host is an IP literal (in any
+    spelling) outside the public internet, and turns the resolver's refusals (a host name whose
+    every address is private) into the same refusal instead of a DNS error.
+
+    Placed above RetryMiddleware, so a refused name is not retried.
+    Settings: ``HARVESTER_SSRF_GUARD_ENABLED``, ``HARVESTER_ALLOWED_HOSTS``.
+    Stats: ``harvester/guard/refused``, ``harvester/guard/refused/<reason>``.
+    Signals sent: ``host_refused`` (once per host), ``page_skipped`` (reason ``ssrf_refused``).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not settings.getbool("HARVESTER_SSRF_GUARD_ENABLED"):
+            raise NotConfigured
+        try:
+            self.allow = AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS"))
+        except GuardError as exc:
+            raise NotConfigured(str(exc)) from exc
+        self.crawler = crawler
+        self._told: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        reason = url_refusal(request.url, self.allow)
+        host = request_host(request.url)
+        if reason is None and host in REFUSED_HOSTS:
+            reason = REFUSED_HOSTS[host][1]
+        if reason is not None:
+            self._refuse(request, request.url, host, reason)
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        if response.url != request.url:
+            reason = url_refusal(response.url, self.allow)
+            if reason is not None:
+                self._refuse(request, response.url, request_host(response.url), reason)
+        return response
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        if isinstance(exception, (CannotResolveHostError, DNSLookupError)):
+            host = request_host(request.url)
+            if host in REFUSED_HOSTS:
+                self._refuse(request, request.url, host, REFUSED_HOSTS[host][1])
+
+    def _refuse(self, request: Request, url: str, host: str, reason: str) -> None:
+        stats = self.crawler.stats
+        stats.inc_value("harvester/guard/refused")
+        stats.inc_value(f"harvester/guard/refused/{reason}")
+        if host not in self._told:
+            self._told.add(host)
+            where = f" at {REFUSED_HOSTS[host][0]}" if host in REFUSED_HOSTS else ""
+            logger.warning(
+                "Refused to connect to %s%s (%s): not a public internet address. Allow it with "
+                "HARVESTER_ALLOWED_HOSTS if you trust it.", host or url, where, reason,
+            )
+            self.crawler.signals.send_catch_log(host_refused, host=host, reason=reason)
+        meta = request.meta
+        if not (meta.get("dont_obey_robotstxt") or meta.get("harvester_probe")):
+            self.crawler.signals.send_catch_log(page_skipped, url=url, reason="ssrf_refused")
+        raise RequestRefused(url, host, reason)

@@ -1,0 +1,261 @@
+"""Store chunks and their vectors in Qdrant: embedded local mode by default, a server by URL."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from qdrant_client import models
+from scrapy import signals
+from scrapy.exceptions import CloseSpider, NotConfigured
+
+from harvester.chunking.context import embedding_text
+from harvester.embedding.models import (
+    ModelUnavailable,
+    backend_options,
+    load_backend,
+    model_dimension,
+    vector_name,
+)
+from harvester.index.store import (
+    CollectionMismatch,
+    chunk_payload,
+    chunk_vectors,
+    delete_points,
+    ensure_collection,
+    open_client,
+    page_points_filter,
+    set_page_aliases,
+    stale_chunks_filter,
+)
+from harvester.recrawl.extension import Recrawl
+from harvester.recrawl.state import load_stored_pages
+from harvester.signals import chunks_superseded, page_aliased, pages_indexed
+from harvester.threads import Worker
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+    from harvester.items import PageItem
+
+logger = logging.getLogger(__name__)
+
+
+class IndexPipeline:
+    """Upsert one point per chunk (deterministic ids; the model's dense vector and a BM25 sparse
+    vector), in batches across pages; after a page's points are written, delete its points from an
+    earlier crawl that no longer exist.
+
+    Settings: ``HARVESTER_INDEX_ENABLED``, ``HARVESTER_QDRANT_PATH`` (local mode),
+    ``QDRANT_URL`` / ``QDRANT_API_KEY`` (server), ``HARVESTER_QDRANT_COLLECTION``,
+    ``HARVESTER_QDRANT_BATCH_SIZE`` (points per upsert), ``HARVESTER_EMBEDDING_MODEL``.
+    Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``,
+    ``harvester/index/superseded_deleted``. When the crawl closes, chunk copies that boilerplate
+    now covers are deleted and aliases found after a page was written are added to its points.
+    Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``.
+    Re-crawls (with the Recrawl extension): loads every stored page's state from the collection
+    when it opens; a page with the stored content hash and chunks is not written again (unless
+    its ETag, Last-Modified or links changed); chunks without a vector (already stored) get their
+    payload rewritten, not their vector; pages gone (404/410) and pruned pages are deleted.
+    Closes the spider (before any page is fetched) when Qdrant cannot be opened or the collection
+    does not fit the model.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not settings.getbool("HARVESTER_INDEX_ENABLED"):
+            raise NotConfigured
+        if not settings.getbool("HARVESTER_EMBEDDING_ENABLED"):
+            raise NotConfigured("the index needs vectors: HARVESTER_EMBEDDING_ENABLED is off")
+        self._stats = crawler.stats
+        self._signals = crawler.signals
+        self._url = settings.get("QDRANT_URL")
+        self._api_key = settings.get("QDRANT_API_KEY")
+        self._path = settings.get("HARVESTER_QDRANT_PATH")
+        self._collection = settings.get("HARVESTER_QDRANT_COLLECTION")
+        self._batch_size = settings.getint("HARVESTER_QDRANT_BATCH_SIZE")
+        self._model_name = settings.get("HARVESTER_EMBEDDING_MODEL")
+        self._backend = backend_options(settings)
+        self._worker = Worker("harvester-index")
+        self._client: QdrantClient | None = None
+        self._vector = ""
+        self._pending: list[PageItem] = []
+        # Dedup learns some things after a page's points were written: applied when the crawl closes.
+        self._aliases: dict[str, list[str]] = {}
+        self._superseded: list[str] = []
+        self._written_aliases: dict[str, frozenset[str]] = {}
+        crawler.signals.connect(self._page_aliased, signal=page_aliased)
+        crawler.signals.connect(self._chunks_superseded, signal=chunks_superseded)
+        self._crawler = crawler
+        self._recrawl: Recrawl | None = None
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def open_spider(self) -> None:
+        where = self._url or self._path
+        try:
+            # Read from the model's config when it can be: a re-crawl with nothing to embed then
+            # never loads the model.
+            dimension = model_dimension(self._model_name)
+            if dimension is None:
+                embedder = await self._worker.run(load_backend, self._model_name, **self._backend)
+                self._vector, dimension = embedder.vector_name, embedder.dimension
+            else:
+                self._vector = vector_name(self._model_name)
+            self._client = await self._worker.run(open_client, self._url, self._api_key, self._path)
+            created = await self._worker.run(
+                ensure_collection, self._client, self._collection, self._vector, dimension,
+                server=bool(self._url),
+            )
+        except (CollectionMismatch, ModelUnavailable) as exc:
+            logger.error("Cannot index into Qdrant at %s: %s", where, exc)
+            raise CloseSpider("index_unavailable") from exc
+        except Exception as exc:  # connection refused, locked local store, bad URL...
+            logger.error("Cannot open Qdrant at %s: %s", where, exc)
+            raise CloseSpider("index_unavailable") from exc
+        logger.info(
+            "%s Qdrant collection %r at %s", "Created" if created else "Using", self._collection, where
+        )
+        self._recrawl = self._crawler.get_extension(Recrawl)
+        if self._recrawl is not None:
+            pages = {} if created else await self._worker.run(load_stored_pages, self._client, self._collection)
+            self._recrawl.load(pages)
+            self._recrawl.set_pruner(self._prune)
+
+    def _page_aliased(self, url: str, alias: str, **kwargs: object) -> None:
+        self._aliases.setdefault(url, []).append(alias)
+
+    def _chunks_superseded(self, ids: list[str], **kwargs: object) -> None:
+        self._superseded.extend(ids)
+
+    async def process_item(self, item: PageItem) -> PageItem:
+        if getattr(item, "duplicate_of", None):
+            return item  # a feed line for an alias: nothing of it is stored
+        if self._recrawl is not None:
+            self._recrawl.reach(item.url)
+            self._recrawl.indexed.add(item.url)
+        self._pending.append(item)
+        if sum(len(page.chunks) for page in self._pending) >= self._batch_size:
+            await self._flush()
+        return item
+
+    async def _flush(self) -> None:
+        pages, self._pending = self._pending, []
+        gone = self._recrawl.take_gone() if self._recrawl is not None else []
+        if gone:
+            await self._worker.run(self._delete_pages, gone)
+            self._recrawl.count("deleted", len(gone))
+        if pages:
+            await self._worker.run(self._write, pages)
+            self._stats.inc_value("harvester/index/upserts")
+            self._stats.inc_value("harvester/index/pages", len(pages))
+            self._stats.inc_value("harvester/index/points", sum(len(p.chunks) for p in pages))
+            self._signals.send_catch_log(pages_indexed, items=pages)
+
+    def _write(self, pages: list[PageItem]) -> None:
+        """New chunks with their vectors, then the payloads of the kept chunks, then the deletion
+        of the chunks a page lost: a crawl killed in between leaves points that disagree, which
+        the next crawl sees and repairs (``StoredPage.consistent``)."""
+        assert self._client is not None
+        harvested_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        changed = [page for page in pages if self._changed(page)]
+        points, payloads = [], []
+        for page in changed:
+            for chunk, vector in zip(page.chunks, page.vectors or (), strict=True):
+                payload = chunk_payload(page, chunk, harvested_at)
+                if chunk["index"] == 0:
+                    payload["links"] = list(page.links)
+                if vector is None:
+                    payloads.append(models.OverwritePayloadOperation(
+                        overwrite_payload=models.SetPayload(payload=payload, points=[chunk["id"]])
+                    ))
+                    continue
+                text = embedding_text(chunk.get("context", ""), chunk["text"])
+                points.append(models.PointStruct(
+                    id=chunk["id"], vector=chunk_vectors(self._vector, vector, text), payload=payload
+                ))
+        if points:
+            self._client.upsert(self._collection, points=points, wait=True)
+        if payloads:
+            self._client.batch_update_points(self._collection, payloads, wait=True)
+        self._written_aliases.update((page.url, frozenset(page.aliases)) for page in pages if page.aliases)
+        for page in changed:
+            keep = [chunk["id"] for chunk in page.chunks]
+            self._client.delete(
+                self._collection,
+                points_selector=models.FilterSelector(filter=stale_chunks_filter(page.url, keep)),
+                wait=True,
+            )
+
+    def _apply_dedup(self) -> None:
+        """Delete chunk copies that boilerplate now covers; write every page's late aliases."""
+        assert self._client is not None
+        delete_points(self._client, self._collection, self._superseded)
+        self._stats.inc_value("harvester/index/superseded_deleted", len(self._superseded))
+        for url, aliases in self._aliases.items():
+            if set(aliases) - self._written_aliases.get(url, frozenset()):
+                set_page_aliases(self._client, self._collection, url, aliases)
+
+    def _changed(self, page: PageItem) -> bool:
+        """Whether ``page`` must be written, counting it as new, updated or unchanged."""
+        stored = self._recrawl.pages.get(page.url) if self._recrawl is not None else None
+        if self._recrawl is None:
+            return True
+        if stored is None:
+            self._recrawl.count("new")
+            return True
+        same = (
+            stored.consistent
+            and stored.content_hash == page.content_hash
+            and stored.chunk_ids == {chunk["id"] for chunk in page.chunks}
+        )
+        if not same:
+            self._recrawl.count("updated")
+            return True
+        self._recrawl.count("unchanged_hash")
+        # Same content: rewrite the payloads only when the validators or links changed.
+        return (stored.etag, stored.last_modified, stored.links) != (
+            page.etag, page.last_modified, list(page.links)
+        )
+
+    def _delete_pages(self, urls: list[str]) -> None:
+        assert self._client is not None
+        for url in urls:
+            self._client.delete(
+                self._collection,
+                points_selector=models.FilterSelector(filter=page_points_filter(url)),
+                wait=True,
+            )
+            logger.info("Deleted the points of %s", url)
+
+    def _prune(self, urls: list[str]) -> None:
+        """Called by the Recrawl extension when the spider closes (the reactor waits for it)."""
+        if self._client is not None:
+            self._worker.call(self._delete_pages, urls)
+
+    async def close_spider(self) -> None:
+        try:
+            await self._flush()
+            if self._client is not None:
+                await self._worker.run(self._apply_dedup)
+        finally:
+            if self._recrawl is None:
+                await self._close_client()
+
+    async def _close_client(self) -> None:
+        if self._client is not None:
+            await self._worker.run(self._client.close)
+            self._client = None
+        self._worker.close()
+
+    async def _spider_closed(self, spider: object, reason: str) -> None:
+        # Connected after the Recrawl extension's handler, which prunes through this client.
+        await self._close_client()
+
+

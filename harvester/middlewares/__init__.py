@@ -1,1 +1,0 @@
-"""Harvester's downloader and spider middlewares."""

@@ -1,1 +1,0 @@
-"""Item pipelines, in order: dedup -> chunking -> embedding -> index."""

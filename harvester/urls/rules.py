@@ -1,0 +1,115 @@
+"""URL rules shared by the spiders: start URL validation, crawl scope and non-content URLs.
+
+Scrapy-free so they can be unit-tested and reused by every spider.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from urllib.parse import urlsplit
+
+from harvester.exceptions import InvalidStartUrl
+from harvester.urls.canonical import canonical_url, page_key  # noqa: F401 (the URL rules' home)
+
+# Listings, accounts, search and generated indexes carry no documentation of their own; assets are
+# already refused by LinkExtractor's IGNORED_EXTENSIONS, these are the HTML pages that still slip in.
+DEFAULT_SKIP_PATTERNS: tuple[str, ...] = (
+    r"/(log-?in|log-?out|sign-?in|sign-?up|sign-?out|register|account|auth)(/|$|\?)",
+    r"/(search|searchindex|404)(/|\.html?$|$|\?)",
+    r"[?&](q|query|search|s)=",
+    r"/(tag|tags|category|categories|author|authors|archive|archives)/",
+    r"/(genindex|py-modindex|modindex)(-[a-z]+)?\.html?$",
+    r"/_(modules|sources|static|images)/",
+    # Sphinx's downloadable files: scripts and archives, and PDFs, which are documents.
+    r"/_downloads/(?![^?#]*\.pdf(?:[?#]|$))",
+    r"/(feed|rss|atom)(/|\.xml$|$)",
+    r"[?&](replytocom|share|print)=",
+)
+
+
+def validate_start_url(url: str | None) -> str:
+    """Return ``url`` stripped if it can start a crawl, else raise InvalidStartUrl saying why."""
+    if not url or not url.strip():
+        raise InvalidStartUrl("no start URL given: pass -a start=https://example.com/docs/")
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidStartUrl(f"invalid start URL {url!r}: {exc}") from exc
+    if parts.scheme.lower() not in ("http", "https"):
+        raise InvalidStartUrl(
+            f"unsupported start URL {url!r}: only http:// and https:// URLs can be crawled"
+        )
+    if not parts.hostname or any(ch.isspace() for ch in url) or port == 0:
+        raise InvalidStartUrl(f"invalid start URL {url!r}: it has no valid host")
+    return url
+
+
+def scope_prefix(url: str) -> str:
+    """The path prefix a crawl from ``url`` stays in: the start page's directory."""
+    path = urlsplit(url).path or "/"
+    if path.endswith("/"):
+        return path
+    return posixpath.dirname(path).rstrip("/") + "/"
+
+
+def host_key(url: str) -> str:
+    """Host and port as compared for scope (``example.com:8080``), lower-cased."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+def in_scope(url: str, start: str) -> bool:
+    """Whether ``url`` is on the start URL's host (and port) and under its path prefix."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or host_key(url) != host_key(start):
+        return False
+    return (parts.path or "/").startswith(scope_prefix(start))
+
+
+def compile_patterns(patterns: Iterable[str] | str | None) -> list[re.Pattern[str]]:
+    """Compile URL regexes given as a list or a comma-separated string (as ``-a`` arguments are)."""
+    if not patterns:
+        return []
+    if isinstance(patterns, str):
+        patterns = [p for p in patterns.split(",") if p.strip()]
+    try:
+        return [re.compile(p.strip()) for p in patterns]
+    except re.error as exc:
+        raise ValueError(f"invalid URL pattern: {exc}") from exc
+
+
+def url_allowed(
+    url: str, allow: Sequence[re.Pattern[str]], deny: Sequence[re.Pattern[str]]
+) -> bool:
+    """``allow`` (if any) must match and no ``deny`` pattern may match."""
+    if allow and not any(p.search(url) for p in allow):
+        return False
+    return not any(p.search(url) for p in deny)
+
+
+def is_pdf_url(url: str) -> bool:
+    """Whether ``url``'s path names a PDF file (``.pdf``, any case)."""
+    return urlsplit(url).path.lower().endswith(".pdf")
+
+
+def check_css(selector: str) -> str:
+    """``selector`` if it is valid CSS, else ValueError saying why."""
+    from cssselect import GenericTranslator, SelectorError
+
+    try:
+        GenericTranslator().css_to_xpath(selector)
+    except SelectorError as exc:
+        raise ValueError(f"invalid CSS selector {selector!r}: {exc}") from exc
+    return selector
+
+
+def content_hash(markdown: str) -> str:
+    """SHA-256 of the Markdown with whitespace collapsed and case folded."""
+    normalised = " ".join(markdown.split()).casefold()
+    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
