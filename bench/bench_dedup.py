@@ -35,7 +35,8 @@ sys.path.insert(0, str(REPO))
 import harvester.index.search as search_module  # noqa: E402
 from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
 from bench.bench_retrieval import CachedQueries  # noqa: E402
-from harvester.embedding.models import DEFAULT_MODEL, load_embedder  # noqa: E402
+from harvester.embedding.folder import DEFAULT_MODEL  # noqa: E402
+from harvester.embedding.models import load_embedder  # noqa: E402
 from tests.crawl import crawl  # noqa: E402
 from tests.sitesrv import Route, SiteServer  # noqa: E402
 

@@ -19,7 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from harvester.embedding.models import DEFAULT_MODEL, load_embedder  # noqa: E402
+from harvester.embedding.folder import DEFAULT_MODEL  # noqa: E402
+from harvester.embedding.models import load_embedder  # noqa: E402
 from harvester.extract.page import NoContent, extract_page  # noqa: E402
 
 FLASK = Path("/usr/share/doc/python-flask-doc/html")

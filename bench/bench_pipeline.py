@@ -40,7 +40,8 @@ EVAL = REPO.parent / "shared" / "eval"
 MODEL_ALONE = """
 import json, sys, time
 import torch
-from harvester.embedding.models import DEFAULT_MODEL, load_embedder
+from harvester.embedding.folder import DEFAULT_MODEL
+from harvester.embedding.models import load_embedder
 texts, batch_size, threads = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
 if threads:
     torch.set_num_threads(threads)

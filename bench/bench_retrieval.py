@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
-from harvester.embedding.models import DEFAULT_MODEL, load_embedder  # noqa: E402
+from harvester.embedding.folder import DEFAULT_MODEL  # noqa: E402
+from harvester.embedding.models import load_embedder  # noqa: E402
 from harvester.index.search import SearchTuning, search  # noqa: E402
 from tests.crawl import crawl  # noqa: E402
 from tests.sitesrv import SiteServer  # noqa: E402

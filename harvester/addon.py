@@ -1,24 +1,27 @@
-"""HarvesterAddon: every Harvester default, and the components wired in, in one place.
+"""HarvesterAddon: applies every default of the settings spec, wires the components in, and checks
+the settings of every crawler, however it was started.
 
-Defaults are set at "addon" priority, so ``harvester/settings.py``, the ``settings/`` overlays,
-spider arguments and ``-s`` all override them; call sites read settings without defaults.
+Defaults (``harvester.config.spec``) are set at "addon" priority, so ``harvester/settings.py``, the
+``settings/`` overlays, spider arguments and ``-s`` all override them; call sites read settings
+without defaults.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 
-from harvester import PROJECT_URL, __version__
 from harvester.chunking.pipeline import ChunkingPipeline
 from harvester.cluster import apply_cluster_settings
-from harvester.dedup.boilerplate import BoilerplatePipeline
-from harvester.dedup.pipeline import DedupPipeline
-from harvester.embedding.models import DEFAULT_MODEL
+from harvester.config.checks import check_settings
+from harvester.config.spec import defaults
+from harvester.dedup.pipeline import BoilerplatePipeline, DedupPipeline
 from harvester.embedding.pipeline import EmbeddingPipeline
+from harvester.exceptions import InvalidSettings
 from harvester.extract.middleware import ExtractionMiddleware
 from harvester.fetch.limits import BoundedHttpCompressionMiddleware, EncodingFixMiddleware
 from harvester.fetch.retryafter import RetryAfterMiddleware
@@ -26,7 +29,6 @@ from harvester.fetch.robots import QuietRobotsTxtMiddleware
 from harvester.fetch.throttle import CrawlDelayThrottle
 from harvester.guard.middleware import SSRFGuardMiddleware
 from harvester.index.pipeline import IndexPipeline
-from harvester.items import EXPORTED_FIELDS
 from harvester.proxy.middleware import ProxyModeMiddleware
 from harvester.recrawl.extension import Recrawl
 from harvester.recrawl.middleware import ConditionalRequestMiddleware, StoredLinksMiddleware
@@ -34,138 +36,38 @@ from harvester.render.middleware import HANDLER, RenderRequestMiddleware, render
 from harvester.report.extension import RunReport
 from harvester.report.middleware import FailureRecorderMiddleware
 from harvester.sites.middleware import SiteProfileMiddleware
-from harvester.urls.canonical import DEFAULT_STRIP_PARAMS
 from harvester.urls.middleware import CrawlTrapMiddleware, ServedUrlMiddleware
-from harvester.urls.rules import DEFAULT_SKIP_PATTERNS
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+    from typing_extensions import Self
 
-DEFAULTS: dict[str, Any] = {
-    # Politeness: robots.txt (and its Crawl-delay), AutoThrottle, an honest User-Agent.
-    "ROBOTSTXT_OBEY": True,
-    "AUTOTHROTTLE_ENABLED": True,
-    "AUTOTHROTTLE_START_DELAY": 0.5,
-    "AUTOTHROTTLE_TARGET_CONCURRENCY": 4.0,
-    "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
-    "USER_AGENT": f"Harvester/{__version__} (+{PROJECT_URL})",
-    "HARVESTER_CRAWL_DELAY_ENABLED": True,
-    "HARVESTER_CRAWL_DELAY_MAX": 60.0,
-    "DOWNLOAD_TIMEOUT": 30,
-    "RETRY_TIMES": 2,
-    # Nothing listens on a port unless a user asks for it.
-    "TELNETCONSOLE_ENABLED": False,
-    "REMOTE_CONTROL_ENABLED": False,
-    # Discovery.
-    "HARVESTER_SKIP_URL_PATTERNS": list(DEFAULT_SKIP_PATTERNS),
-    "HARVESTER_SITE_MAX_DEPTH": 10,
-    "HARVESTER_MAX_PAGES": 0,
-    # One URL per page (harvester/urls/canonical.py), one copy of each content.
-    "HARVESTER_URL_STRIP_PARAMS": list(DEFAULT_STRIP_PARAMS),
-    "REQUEST_FINGERPRINTER_CLASS": "harvester.urls.fingerprint.CanonicalRequestFingerprinter",
-    "HARVESTER_VERSION_PATTERN": None,
-    "HARVESTER_VERSION_KEEP": "first",
-    "HARVESTER_DEDUP_FEED_DUPLICATES": False,
-    "HARVESTER_NEAR_DUPLICATE_THRESHOLD": 0.9,
-    "HARVESTER_NEAR_DUPLICATE_MODE": "keep",
-    "HARVESTER_NEAR_DUPLICATE_SHINGLE": 5,
-    "HARVESTER_BOILERPLATE_MODE": "once",
-    "HARVESTER_BOILERPLATE_SHARE": 0.3,
-    "HARVESTER_BOILERPLATE_MIN_PAGES": 5,
-    # Extraction.
-    "HARVESTER_EXTRACTION_ENABLED": True,
-    "HARVESTER_EXTRACTION_MIN_CHARS": 80,
-    "HARVESTER_CONTENT_SELECTOR": None,
-    "HARVESTER_CONTENT_SELECTORS": {},
-    "HARVESTER_MARKDOWN_CONVERTER": "markdownify",
-    "HARVESTER_LOW_QUALITY_THRESHOLD": 0.35,
-    # Pipelines.
-    "HARVESTER_DEDUP_ENABLED": True,
-    "HARVESTER_CHUNKING_ENABLED": True,
-    "HARVESTER_CHUNK_MAX_TOKENS": 0,
-    "HARVESTER_CHUNK_OVERLAP_TOKENS": 32,
-    "HARVESTER_EMBEDDING_ENABLED": True,
-    "HARVESTER_EMBEDDING_MODEL": DEFAULT_MODEL,
-    "HARVESTER_EMBEDDING_DEVICE": None,
-    "HARVESTER_EMBEDDING_BACKEND": "torch",
-    "HARVESTER_ONNX_CACHE_DIR": None,
-    "HARVESTER_EMBEDDING_BATCH_SIZE": 64,
-    "HARVESTER_EMBEDDING_CACHE_SIZE": 20000,
-    "HARVESTER_EMBEDDING_THREADS": 0,
-    "HARVESTER_EMBEDDING_PROCESS": False,
-    "HARVESTER_INDEX_ENABLED": True,
-    "HARVESTER_QDRANT_PATH": ".harvester/qdrant",
-    "HARVESTER_QDRANT_COLLECTION": "harvester",
-    "HARVESTER_QDRANT_BATCH_SIZE": 256,
-    "QDRANT_URL": None,
-    "QDRANT_API_KEY": None,
-    # Safety: the SSRF guard (its resolver is set in harvester/settings.py) and resource limits.
-    "HARVESTER_SSRF_GUARD_ENABLED": True,
-    "HARVESTER_ALLOWED_HOSTS": [],
-    "DOWNLOAD_MAXSIZE": 32 * 1024 * 1024,  # also caps decompressed bodies (HttpCompressionMiddleware)
-    "DOWNLOAD_WARNSIZE": 8 * 1024 * 1024,
-    "REDIRECT_MAX_TIMES": 10,
-    "URLLENGTH_LIMIT": 2083,
-    # The docs spider's next-page chains add one level per page, so this is only a backstop.
-    "DEPTH_LIMIT": 5000,
-    "HARVESTER_TRAP_DETECTION_ENABLED": True,
-    "HARVESTER_TRAP_MAX_SEGMENT_REPEATS": 3,
-    "HARVESTER_TRAP_MAX_DATE_VARIANTS": 50,
-    "HARVESTER_TRAP_MAX_QUERY_VARIANTS": 100,
-    "HARVESTER_MAX_PAGES_PER_HOST": 100000,
-    "HARVESTER_RETRY_AFTER_MAX": 120.0,
-    # robots.txt per RFC 9309 (harvester/fetch/robots.py).
-    "HARVESTER_ROBOTSTXT_MAX_BYTES": 500 * 1024,
-    "HARVESTER_ROBOTSTXT_CACHE_SECONDS": 24 * 3600,
-    "HARVESTER_ROBOTSTXT_UNREACHABLE_SECONDS": 600,
-    # Re-crawls: conditional requests, chunk diffs, pruning (harvester/recrawl/extension.py).
-    "HARVESTER_RECRAWL_ENABLED": True,
-    "HARVESTER_CONDITIONAL_REQUESTS": True,
-    "HARVESTER_SITEMAP_LASTMOD_SKIP": True,
-    "HARVESTER_PRUNE_ENABLED": True,
-    "HARVESTER_PRUNE_DRY_RUN": False,
-    # JavaScript rendering (scrapy-playwright, extra "js") and its fallback policy; per-site
-    # profiles (harvester/sites) override these for their sites.
-    "HARVESTER_RENDER": "auto",
-    "HARVESTER_RENDER_WAIT_UNTIL": "load",
-    "HARVESTER_RENDER_WAIT_FOR": None,
-    "HARVESTER_RENDER_DELAY": 0.0,
-    "HARVESTER_RENDER_TIMEOUT_MS": 30000,
-    "HARVESTER_PROCESS_IFRAMES": False,
-    "HARVESTER_BROWSER_LOCALE": None,
-    "HARVESTER_BROWSER_TIMEZONE": None,
-    "HARVESTER_FALLBACK_ENABLED": True,
-    "HARVESTER_FALLBACK_ON_EMPTY": True,
-    "HARVESTER_FALLBACK_ON_BLOCKED": False,
-    "HARVESTER_SITE_PROFILES_DIR": None,
-    # PDF responses become pages (harvester/extract/pdf.py), and links to .pdf files are followed.
-    "HARVESTER_PDF_ENABLED": True,
-    "HARVESTER_RENDER_LEARN_AFTER": 3,
-    "HARVESTER_RENDER_CONCURRENCY": 4,
-    "HARVESTER_BROWSER_PATH": None,
-    "HARVESTER_BROWSER_ARGS": [],
-    # An outbound proxy for HTTP requests and the browser: none, fallback or proxy.
-    "HARVESTER_PROXY": None,
-    "HARVESTER_PROXY_MODE": "none",
-    # Reporting and feeds.
-    "HARVESTER_REPORT_ENABLED": True,
-    "HARVESTER_REPORT_DIR": ".harvester/reports",
-    "FEED_EXPORT_FIELDS": EXPORTED_FIELDS,
-    "FEED_EXPORT_ENCODING": "utf-8",
-    # Cluster mode (harvester/cluster): a shared Redis frontier and cluster-wide politeness.
-    "HARVESTER_CLUSTER": False,
-    "HARVESTER_CLUSTER_CRAWL": "default",
-    "HARVESTER_CLUSTER_LEASE": 30.0,
-    "HARVESTER_CLUSTER_DELAY": 0.25,
-    "REDIS_URL": None,
-}
+logger = logging.getLogger(__name__)
+
+DEFAULTS: dict[str, Any] = defaults()
 
 PIPELINES = ((DedupPipeline, 100), (ChunkingPipeline, 200), (EmbeddingPipeline, 300), (IndexPipeline, 400),
              (BoilerplatePipeline, 250))
 
 
 class HarvesterAddon:
-    """Sets Harvester's defaults and registers its components."""
+    """Sets Harvester's defaults and registers its components. Built by Scrapy for a crawler, it
+    also checks that crawler's settings: InvalidSettings names the first bad one."""
+
+    def __init__(self, crawler: Crawler | None = None) -> None:
+        self._crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        """The settings Scrapy reads once per process, before any crawler: the SSRF guard's name
+        resolver and the log level."""
+        for name, value in defaults(process=True).items():
+            settings.set(name, value, "addon")
 
     def update_settings(self, settings: BaseSettings) -> None:
         for name, value in DEFAULTS.items():
@@ -206,7 +108,7 @@ class HarvesterAddon:
         try:
             cluster = settings.getbool("HARVESTER_CLUSTER")
         except ValueError:
-            cluster = False  # harvester.config.checks.check_settings names the bad value
+            cluster = False  # check_settings names the bad value
         if cluster:
             apply_cluster_settings(settings)
         # Before RunReport: built first, so its spider_closed handler (pruning) runs first.
@@ -219,6 +121,12 @@ class HarvesterAddon:
         # Before ConditionalRequestMiddleware (650), which asks no validators of rendered pages.
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RenderRequestMiddleware, 540)
         _configure_browser(settings)
+        if self._crawler is not None:
+            try:
+                check_settings(settings)
+            except InvalidSettings as exc:
+                logger.error("harvester: error: invalid setting: %s", exc)
+                raise
 
 
 def _configure_browser(settings: BaseSettings) -> None:

@@ -17,6 +17,10 @@ class NoChunks(DropItem):
     """Chunking left nothing to embed (the page's Markdown was whitespace or markup only)."""
 
 
+class InvalidSettings(ValueError):
+    """A setting has a value Harvester cannot run with (``harvester.config.checks``)."""
+
+
 class InvalidStartUrl(ValueError):
     """The ``start`` spider argument cannot be crawled (bad syntax, non-HTTP(S) scheme...)."""
 

@@ -114,9 +114,9 @@ def test_a_lease_is_released_when_the_page_is_stored_and_indexed(index: bool) ->
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
-    from harvester.cluster import LEASE_META
     from harvester.cluster.frontier import LeaseAckMiddleware, _frontiers
     from harvester.items import PageItem
+    from harvester.meta import LEASE as LEASE_META
     from harvester.signals import pages_indexed
 
     crawler = get_crawler(settings_dict={"HARVESTER_INDEX_ENABLED": index, "HARVESTER_EMBEDDING_ENABLED": index})

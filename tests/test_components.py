@@ -18,8 +18,18 @@ from harvester.items import PageItem
 from harvester.report.extension import format_summary
 
 
+class UncheckedAddon(HarvesterAddon):
+    """The add-on's defaults and wiring without its settings check, so that each component's own
+    refusal of a bad value (NotConfigured) can be tested: the real add-on stops such a crawler
+    before any component is built (test_config.py)."""
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls()
+
+
 def crawler_with(**settings):
-    return get_crawler(settings_dict={"ADDONS": {HarvesterAddon: 0}, **settings})
+    return get_crawler(settings_dict={"ADDONS": {UncheckedAddon: 0}, **settings})
 
 
 def test_addon_defaults_and_pipeline_order():

@@ -344,7 +344,8 @@ def test_real_flask_page_with_minilm_tokenizer(minilm_counter) -> None:
 def test_the_model_tokenizer_alone_counts_as_the_loaded_model_does(tokenizer) -> None:
     """Chunking reads the tokenizer from the model folder without loading the model: its counts
     and limit must be the model's, on docs pages, CJK, accents and invisible characters."""
-    from harvester.embedding.models import DEFAULT_MODEL, load_embedder, load_model_tokenizer
+    from harvester.embedding.folder import DEFAULT_MODEL
+    from harvester.embedding.models import load_embedder, load_model_tokenizer
 
     light = load_model_tokenizer(DEFAULT_MODEL)
     assert light is not None

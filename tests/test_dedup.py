@@ -14,7 +14,6 @@ from scrapy.utils.test import get_crawler
 
 from harvester.addon import HarvesterAddon
 from harvester.config.checks import InvalidSettings, check_settings
-from harvester.dedup.boilerplate import BoilerplatePipeline
 from harvester.dedup.detect import (
     BoilerplateCounter,
     NearDuplicates,
@@ -22,7 +21,7 @@ from harvester.dedup.detect import (
     shingles,
     signature,
 )
-from harvester.dedup.pipeline import DedupPipeline
+from harvester.dedup.pipeline import BoilerplatePipeline, DedupPipeline
 from harvester.exceptions import DuplicatePage, NearDuplicatePage
 from harvester.index.store import boilerplate_point_id, chunk_payload, point_id
 from harvester.items import PageItem

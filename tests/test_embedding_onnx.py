@@ -16,7 +16,8 @@ pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
 from harvester.embedding import onnx as embedding_onnx  # noqa: E402
-from harvester.embedding.models import DEFAULT_MODEL, ModelUnavailable, load_embedder, resolve_model  # noqa: E402
+from harvester.embedding.folder import DEFAULT_MODEL, ModelUnavailable, resolve_model  # noqa: E402
+from harvester.embedding.models import load_embedder  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harvester.embedding.models import DEFAULT_MODEL, ModelUnavailable, load_embedder
+from harvester.embedding.folder import DEFAULT_MODEL, ModelUnavailable
+from harvester.embedding.models import load_embedder
 from harvester.embedding.process import EmbeddingProcessFailed, ProcessEmbedder
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,7 +6,8 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from harvester.chunking.context import context_line, embedding_text, heading_paths
-from harvester.embedding.models import DEFAULT_MODEL, load_embedder
+from harvester.embedding.folder import DEFAULT_MODEL
+from harvester.embedding.models import load_embedder
 from harvester.index.lexical import document_vector, query_vector, terms
 from harvester.index.search import (
     FUSIONS,

@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harvester.markdown.grammar import HEADING, Fence, fence_closes, fence_opening, is_table_start
+
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
 __all__ = ["TextChunk", "TokenCounter", "chunk_markdown", "tokenizer_counter", "whitespace_counter"]
@@ -50,9 +52,6 @@ __all__ = ["TextChunk", "TokenCounter", "chunk_markdown", "tokenizer_counter", "
 _MAX_ROUNDS = 8
 _BLOCK_SEP = "\n\n"
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
-_TABLE_DELIM = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 # Sphinx/MkDocs permalink anchors ("[¶](#id)") are noise in every chunk.
 _PERMALINK = re.compile(r"\[\s*(?:¶|§|#|🔗)?\s*\]\([^)]*\)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -223,15 +222,15 @@ class _Parser:
 
     def _step(self, lines: list[str], i: int) -> int:
         line = lines[i]
-        heading = _HEADING.match(line)
-        if heading or not line or _fence_of(line) or _is_table_start(lines, i):
+        heading = HEADING.match(line)
+        if heading or not line or fence_opening(line) or is_table_start(lines, i):
             self._flush()
         if heading:
             self._open_section(len(heading.group(1)), heading.group(2) or "")
             return i + 1
-        if fence := _fence_of(line):
+        if fence := fence_opening(line):
             return self._read_code(lines, i, fence)
-        if _is_table_start(lines, i):
+        if is_table_start(lines, i):
             return self._read_table(lines, i)
         if line:
             self.para.append(line)
@@ -252,44 +251,22 @@ class _Parser:
         line = f"{'#' * level} {_PERMALINK.sub('', raw).strip()}".rstrip()
         self.sections.append(_Section(line, tuple(title for _, title in self.stack)))
 
-    def _read_code(self, lines: list[str], i: int, fence: tuple[str, str]) -> int:
-        indent, marker = fence
+    def _read_code(self, lines: list[str], i: int, fence: Fence) -> int:
         end = i + 1
-        while end < len(lines) and not _closes(lines[end], marker):
+        while end < len(lines) and not fence_closes(lines[end], fence):
             end += 1
         body = lines[i : end + 1]
         if end >= len(lines):  # unclosed fence runs to EOF; close it to keep chunks balanced
-            body.append(indent + marker)
+            body.append(re.sub(r"\S", " ", fence.prefix) + fence.marker)
         self._add(_Block("code", body))
         return end + 1
 
     def _read_table(self, lines: list[str], i: int) -> int:
         end = i + 2
-        while end < len(lines) and "|" in lines[end] and not _fence_of(lines[end]):
+        while end < len(lines) and "|" in lines[end] and fence_opening(lines[end]) is None:
             end += 1
         self._add(_Block("table", lines[i:end]))
         return end
-
-
-def _fence_of(line: str) -> tuple[str, str] | None:
-    match = _FENCE.match(line)
-    if not match or (match.group(2)[0] == "`" and "`" in match.group(3)):
-        return None  # a backtick "info string" with backticks is inline code
-    return match.group(1), match.group(2)
-
-
-def _closes(line: str, marker: str) -> bool:
-    stripped = line.strip()
-    return len(stripped) >= len(marker) and set(stripped) == {marker[0]}
-
-
-def _is_table_start(lines: list[str], i: int) -> bool:
-    return (
-        i + 1 < len(lines)
-        and "|" in lines[i]
-        and "|" in lines[i + 1]
-        and bool(_TABLE_DELIM.match(lines[i + 1]))
-    )
 
 
 def _heading_title(raw: str) -> str:

@@ -15,16 +15,13 @@ extra): the add-on reads it on every crawl.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-from harvester.config.checks import InvalidSettings
+from harvester.exceptions import InvalidSettings
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-LEASE_META = "harvester_lease"
-CRAWL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
 def key_prefix(crawl: str) -> str:
@@ -33,13 +30,8 @@ def key_prefix(crawl: str) -> str:
 
 
 def check_cluster_settings(settings: BaseSettings) -> None:
-    """Raise InvalidSettings when a crawl cannot run in cluster mode (``scrapy crawl`` calls this
-    before it starts, through ``harvester.config.checks.check_settings``)."""
-    crawl = settings.get("HARVESTER_CLUSTER_CRAWL")
-    if not CRAWL_NAME.match(str(crawl or "")):
-        raise InvalidSettings(
-            f"HARVESTER_CLUSTER_CRAWL={crawl!r} must be 1-100 letters, digits, '.', '_' or '-'"
-        )
+    """Raise InvalidSettings when a crawl cannot run in cluster mode (called through
+    ``harvester.config.checks.check_settings``; the spec checks each setting's own range)."""
     if settings.getbool("HARVESTER_INDEX_ENABLED") and not settings.get("QDRANT_URL"):
         raise InvalidSettings(
             "cluster mode needs a Qdrant server: set QDRANT_URL (the embedded local Qdrant at "
@@ -47,10 +39,6 @@ def check_cluster_settings(settings: BaseSettings) -> None:
         )
     if not settings.get("REDIS_URL"):
         raise InvalidSettings("cluster mode needs REDIS_URL (the shared frontier), e.g. redis://host:6379/0")
-    if settings.getfloat("HARVESTER_CLUSTER_LEASE") <= 0:
-        raise InvalidSettings("HARVESTER_CLUSTER_LEASE must be a positive number of seconds")
-    if settings.getfloat("HARVESTER_CLUSTER_DELAY") < 0:
-        raise InvalidSettings("HARVESTER_CLUSTER_DELAY must not be negative")
 
 
 def apply_cluster_settings(settings: BaseSettings) -> None:

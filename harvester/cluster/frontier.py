@@ -38,7 +38,8 @@ from scrapy.utils.asyncio import create_looping_call
 from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 
-from harvester.cluster import LEASE_META, check_cluster_settings
+from harvester.cluster import check_cluster_settings
+from harvester.meta import LEASE
 from harvester.signals import pages_indexed
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ class LeasedPriorityQueue(PriorityQueue):
             return None
         lease, data = found
         request = self._decode_request(data)
-        request.meta[LEASE_META] = lease
+        request.meta[LEASE] = lease
         return request
 
 
@@ -228,7 +229,7 @@ class LeasedScheduler(Scheduler):
     def enqueue_request(self, request: Request) -> bool:
         # A leased request coming back (a retry, a redirect): the copy is queued before the lease
         # is released, so a crash in between costs a second fetch, never the page.
-        lease = request.meta.pop(LEASE_META, None)
+        lease = request.meta.pop(LEASE, None)
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             queued = False
@@ -301,7 +302,7 @@ class LeaseAckMiddleware:
         return cls(crawler)
 
     async def process_spider_output(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        lease = response.meta.get(LEASE_META)
+        lease = response.meta.get(LEASE)
         if lease is not None:
             self._open[lease] = self._open.get(lease, 0) + 1
         async for element in result:
@@ -314,15 +315,15 @@ class LeaseAckMiddleware:
         self._done(lease)
 
     def process_spider_exception(self, response: Response, exception: Exception) -> None:
-        self._done(response.meta.get(LEASE_META))
+        self._done(response.meta.get(LEASE))
 
     def _item_scraped(self, item: Any, response: Response | None = None, **kwargs: Any) -> None:
         if response is not None:
-            self._done(response.meta.get(LEASE_META))
+            self._done(response.meta.get(LEASE))
 
     def _item_lost(self, item: Any, response: Response | None = None, **kwargs: Any) -> None:
         if response is not None:
-            self._done(response.meta.get(LEASE_META))
+            self._done(response.meta.get(LEASE))
         # Dropped or failed in a pipeline: it will never be indexed.
         self._done(self._unindexed.pop(id(item), None))
 

@@ -1,13 +1,20 @@
-"""Harvester's scrapy commands: ``crawl`` (Scrapy's, with argument checks and exit codes) and ``search``."""
+"""Harvester's scrapy commands: ``crawl`` and ``runspider`` (Scrapy's, with the settings checked
+first and exit codes) and ``search``."""
 
 from __future__ import annotations
 
+import logging
+import sys
 from typing import TYPE_CHECKING
 
 from harvester.addon import HarvesterAddon
+from harvester.config.checks import InvalidSettings, check_settings
 
 if TYPE_CHECKING:
+    from scrapy.commands import ScrapyCommand
     from scrapy.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 
 def effective_settings(settings: Settings) -> Settings:
@@ -18,3 +25,24 @@ def effective_settings(settings: Settings) -> Settings:
     merged = settings.copy()
     HarvesterAddon().update_settings(merged)
     return merged
+
+
+def settings_valid(command: ScrapyCommand) -> bool:
+    """Check the command's settings as a crawl will see them; on a bad value, say so in one line
+    and set exit status 2. (The add-on checks every crawler too; this stops the command before a
+    crawler process starts, with the exit status a scheduler can tell from a failed crawl.)"""
+    assert command.settings is not None
+    try:
+        check_settings(effective_settings(command.settings))
+    except InvalidSettings as exc:
+        fail(command, f"invalid setting: {exc}", exitcode=2)
+        return False
+    return True
+
+
+def fail(command: ScrapyCommand, message: str, exitcode: int) -> None:
+    print(f"harvester: error: {message}", file=sys.stderr)
+    if command.settings is not None and command.settings.get("LOG_FILE"):
+        # Scrapyd keeps a job's LOG_FILE, not its stderr.
+        logger.error("harvester: error: %s", message)
+    command.exitcode = exitcode

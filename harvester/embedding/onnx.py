@@ -18,7 +18,6 @@ Needs ``onnxruntime`` to run (``pip install onnxruntime``); exporting also needs
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import tempfile
@@ -29,12 +28,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from harvester.embedding.models import ModelUnavailable, resolve_model, vector_name
+from harvester.embedding.folder import (
+    ModelUnavailable,
+    max_seq_length,
+    pooling_modes,
+    resolve_model,
+    transformer_dir,
+    vector_name,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 logger = logging.getLogger(__name__)
+
 
 OPSET = 17
 VARIANTS = ("fp32", "int8")
@@ -52,59 +59,14 @@ def require_onnxruntime() -> Any:
     return onnxruntime
 
 
-# -- the sentence-transformers folder -----------------------------------------------------------
-
-
-def _modules(model_dir: Path) -> list[dict[str, Any]]:
-    path = model_dir / "modules.json"
-    if not path.is_file():  # a bare transformers folder: treat it as transformer + mean pooling
-        return [{"path": "", "type": "sentence_transformers.models.Transformer"}]
-    return json.loads(path.read_text())
-
-
-def _module_dir(model_dir: Path, kind: str) -> Path | None:
-    for module in _modules(model_dir):
-        if str(module.get("type", "")).rsplit(".", 1)[-1] == kind:
-            return model_dir / module.get("path", "")
-    return None
-
-
-def transformer_dir(model_dir: str | Path) -> Path:
-    """The folder of the transformer module (the BERT model) inside a sentence-transformers folder."""
-    model_dir = Path(model_dir)
-    found = _module_dir(model_dir, "Transformer")
-    if found is None:
-        raise ValueError(f"{model_dir}: no sentence_transformers.models.Transformer module in modules.json")
-    return found
-
-
-def max_seq_length(model_dir: str | Path) -> int:
-    """``max_seq_length`` from sentence_bert_config.json, else the model's position limit."""
-    model_dir = Path(model_dir)
-    for folder in (transformer_dir(model_dir), model_dir):
-        config = folder / "sentence_bert_config.json"
-        if config.is_file():
-            value = json.loads(config.read_text()).get("max_seq_length")
-            if value:
-                return int(value)
-    config = json.loads((transformer_dir(model_dir) / "config.json").read_text())
-    return int(config.get("max_position_embeddings", 512))
-
-
 def pooling_mode(model_dir: str | Path) -> str:
     """The pooling the model was trained with; only ``"mean"`` is supported here."""
     model_dir = Path(model_dir)
-    folder = _module_dir(model_dir, "Pooling")
-    if folder is None:
+    modes = pooling_modes(model_dir)
+    if modes is None:
         if (model_dir / "modules.json").is_file():
             raise ValueError(f"{model_dir}: no Pooling module; the ONNX backend supports mean pooling only")
         return "mean"
-    config = json.loads((folder / "config.json").read_text())
-    if isinstance(config.get("pooling_mode"), str):  # newer sentence-transformers spell it out
-        modes = {config["pooling_mode"].replace("_tokens", "")}
-    else:
-        modes = {key[len("pooling_mode_"):].replace("_tokens", "")
-                 for key, on in config.items() if key.startswith("pooling_mode_") and on}
     if modes != {"mean"}:
         raise ValueError(
             f"{model_dir}: pooling {sorted(modes) or 'none'} is not supported by the ONNX backend "

@@ -13,12 +13,8 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.chunking.context import embedding_text
-from harvester.embedding.models import (
-    ModelUnavailable,
-    backend_options,
-    is_local_model,
-    load_backend,
-)
+from harvester.embedding.folder import ModelUnavailable, is_local_model
+from harvester.embedding.models import backend_options, load_backend
 from harvester.embedding.process import ProcessEmbedder
 from harvester.recrawl.extension import Recrawl
 from harvester.threads import Worker

@@ -85,7 +85,8 @@ class ProcessEmbedder:
 def _load_in_child(name: str, options: dict[str, Any]) -> None:
     global _CHILD_EMBEDDER
     _exit_with_parent()
-    from harvester.embedding.models import ModelUnavailable, load_backend
+    from harvester.embedding.folder import ModelUnavailable
+    from harvester.embedding.models import load_backend
 
     threads = options.get("threads") or 0
     if threads and options.get("backend", "torch") == "torch":

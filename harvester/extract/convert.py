@@ -45,6 +45,8 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 from lxml import etree
 from markdownify import ATX, BACKSLASH, MarkdownConverter
 
+from harvester.markdown.grammar import Line, classify_lines
+
 __all__ = [
     "DocMarkdownConverter",
     "available_converters",
@@ -61,7 +63,6 @@ __all__ = [
 ]
 
 _BACKTICK_RUN = re.compile(r"`{3,}")
-_FENCE_LINE = re.compile(r"^[ \t]*(?:(?:[*+-]|\d{1,9}[.)]|:|>)[ \t]+)*(`{3,}|~{3,})")
 _PIPE = re.compile(r"(?<!\\)\|")
 # A backslash that would escape the next character must itself be escaped.
 _ESCAPABLE_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
@@ -522,19 +523,15 @@ def tidy_markdown(md: str) -> str:
     """Collapse runs of blank lines, strip trailing whitespace and zero-width
     characters outside fenced code, and end with exactly one newline."""
     out: list[str] = []
-    fence: str | None = None
     blank = 0
-    for line in md.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        m = _FENCE_LINE.match(line)
-        if fence is not None:
+    in_code = False
+    for line, kind in classify_lines(md.replace("\r\n", "\n").replace("\r", "\n").split("\n")):
+        if in_code:  # code and its closing fence stay exactly as they are
             out.append(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not line[m.end():].strip():
-                fence = None
+            in_code = kind is Line.CODE
             continue
+        in_code = kind is Line.FENCE
         line = line.replace("\u200b", "").replace("\ufeff", "").rstrip()
-        if m:
-            fence = m.group(1)
         if not line:
             blank += 1
             if blank > 1 or not out:

@@ -58,6 +58,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from harvester.extract.convert import code_language, remove_keep_tail, tidy_markdown
+from harvester.markdown.grammar import Line, classify_lines
 
 __all__ = ["convert", "element_to_markdown", "library_version"]
 
@@ -83,7 +84,6 @@ _SENTINEL_LINE = re.compile(r"^[ \t]*\ue010[ \t]*$", re.M)
 
 _UNDERLINE = re.compile(r"^(?:=+|-+)[ \t]*$")
 _UNDERLINE_ANYWHERE = re.compile(r"^(?:=+|-+)[ \t]*$", re.M)
-_FENCE_LINE = re.compile(r"^[ \t]*(?:(?:[*+-]|\d{1,9}[.)]|:|>)[ \t]+)*(`{3,}|~{3,})")
 # A line that opens a container or is no paragraph text: a following "---"
 # is a list item, a thematic break or a table ruler, not a setext underline.
 _NOT_PARAGRAPH = re.compile(r"^[ \t]*(?:[-*+](?:[ \t]|$)|>|\||#{1,6}(?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))")
@@ -259,18 +259,9 @@ def _guard_setext(md: str) -> str:
     if not _UNDERLINE_ANYWHERE.search(md):
         return md
     lines = md.split("\n")
-    fence = None
     prev = ""
-    for i, line in enumerate(lines):
-        m = _FENCE_LINE.match(line)
-        if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not line[m.end():].strip():
-                fence = None
-            prev = ""
-            continue
-        if m:
-            fence = m.group(1)
+    for i, (line, kind) in enumerate(classify_lines(lines)):
+        if kind is not Line.TEXT:
             prev = ""
             continue
         if _UNDERLINE.match(line) and prev.strip() and not _NOT_PARAGRAPH.match(prev):

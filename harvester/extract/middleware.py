@@ -18,8 +18,9 @@ from harvester.extract.classify import NOT_INDEXED, PageType, Verdict, decide, r
 from harvester.extract.page import ExtractedPage, NoContent, extract_page, parse_html
 from harvester.extract.pdf import PdfUnreadable, extract_pdf, is_pdf
 from harvester.items import PageItem
+from harvester.meta import DONT_EXTRACT, LINKS, RENDER_FALLBACK, RENDER_HTTP_ITEM
 from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
-from harvester.render.middleware import FALLBACK_META, HTTP_ITEM_META, Renderer
+from harvester.render.middleware import Renderer
 from harvester.render.policy import fallback_reason
 from harvester.signals import page_failed, page_low_quality, page_skipped
 from harvester.sites import SiteProfiles
@@ -88,7 +89,7 @@ class ExtractionMiddleware:
     ) -> AsyncIterator[Any]:
         # A page the browser was asked for after HTTP: what it gives decides whether its host
         # goes browser-direct, so that is learned before its links are scheduled.
-        fallback = bool(response.meta.get(FALLBACK_META)) and self._is_page(response)
+        fallback = bool(response.meta.get(RENDER_FALLBACK)) and self._is_page(response)
         held = []
         async for element in result:
             if fallback:
@@ -107,7 +108,7 @@ class ExtractionMiddleware:
         return (
             (isinstance(response, HtmlResponse) or self._is_pdf(response))
             and 200 <= response.status < 300
-            and not response.meta.get("harvester_dont_extract")
+            and not response.meta.get(DONT_EXTRACT)
         )
 
     def _within_budget(self) -> bool:
@@ -152,8 +153,8 @@ class ExtractionMiddleware:
             return self._renderer.fallback_request(response, reason, http_item)
         stats.inc_value("harvester/pages/crawled")
         stats.inc_value(f"harvester/pages/type/{verdict.type.value}")
-        kept = response.meta.get(HTTP_ITEM_META)
-        if rendered and response.meta.get(FALLBACK_META):
+        kept = response.meta.get(RENDER_HTTP_ITEM)
+        if rendered and response.meta.get(RENDER_FALLBACK):
             if verdict.type is PageType.CONTENT and page is not None:
                 self._learn(response.url)
             elif kept is not None:  # the browser did worse than plain HTTP
@@ -281,7 +282,7 @@ class ExtractionMiddleware:
             domain=(urlsplit(url).hostname or "").lower(),
             requested_url=response.request.url if response.request else response.url,
             aliases=self._aliases(response, url),
-            links=list(response.meta.get("harvester_links", ())),
+            links=list(response.meta.get(LINKS, ())),
             page_type=verdict.type.value,
         )
 

@@ -50,6 +50,7 @@ from harvester.extract.convert import (
     visible_text,
 )
 from harvester.extract.profiles import GENERIC, PageView, Profile, compile_css, detect_profile
+from harvester.markdown.grammar import Line, classify_lines, heading
 
 __all__ = ["ExtractedPage", "NoContent", "detect_profile", "extract_page", "parse_html"]
 
@@ -650,18 +651,12 @@ def _headings(main) -> list[dict]:
     return out
 
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
-
-
 def _md_headings(md: str) -> list[dict]:
-    out, fence = [], False
-    for line in md.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-            continue
-        m = None if fence else _ATX.match(line)
-        if m:
-            out.append({"level": len(m.group(1)), "text": m.group(2).replace("\\", "")})
+    out = []
+    for line, kind in classify_lines(md.split("\n")):
+        found = heading(line) if kind is Line.TEXT else None
+        if found:
+            out.append({"level": found[0], "text": found[1].replace("\\", "")})
     return out
 
 
@@ -742,7 +737,6 @@ def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generato
 
 
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_FENCE = re.compile(r"^[ \t]*(?:(?:[*+-]|\d{1,9}[.)]|:|>)[ \t]*)*(?:`{3,}|~{3,})")
 # Lines that are site furniture rather than article text when they survive
 # into the Markdown: copyright and legal lines, edit/feedback prompts,
 # prev/next labels, "built with" credits, on-page TOC titles.
@@ -775,13 +769,11 @@ def _quality(md: str, degraded: bool) -> float:
     length = min(1.0, len(text) / 2000.0)
     link_chars = sum(len(m.group(1)) for m in _MD_LINK.finditer(md))
     density = min(1.0, link_chars / max(1, len(text)))
-    fences, inside, prose_chars, boiler_chars = 0, False, 0, 0
-    for line in md.split("\n"):
-        if _FENCE.match(line):
+    fences, prose_chars, boiler_chars = 0, 0, 0
+    for line, kind in classify_lines(md.split("\n")):
+        if kind is Line.FENCE:
             fences += 1
-            inside = not inside
-            continue
-        if inside or not line.strip():
+        if kind is not Line.TEXT or not line.strip():
             continue
         prose_chars += len(line)
         if len(line) < 160 and _BOILERPLATE_LINE.match(line.strip()):

@@ -28,6 +28,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
+from harvester.meta import ROBOTS_TXT
 from harvester.report.failures import failure_reason
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class QuietRobotsTxtMiddleware(RobotsTxtMiddleware):
         robots_request = Request(
             robots_url, priority=self.DOWNLOAD_PRIORITY, callback=NO_CALLBACK,
             meta={
-                "dont_obey_robotstxt": True,
+                ROBOTS_TXT: True,
                 "allow_offsite": True,  # a redirect may lead to another host (RFC 9309 2.3.1.2)
                 "redirect_ttl": MAX_REDIRECTS,
                 # Parsing stops at the cap; the download may run a little past it, to a line end.

@@ -17,6 +17,7 @@ from twisted.internet.error import DNSLookupError
 from harvester.exceptions import RequestRefused
 from harvester.guard.resolver import REFUSED_HOSTS
 from harvester.guard.rules import AllowList, GuardError, request_host, url_refusal
+from harvester.meta import is_reported_request
 from harvester.signals import host_refused, page_skipped
 
 if TYPE_CHECKING:
@@ -87,7 +88,6 @@ class SSRFGuardMiddleware:
                 "HARVESTER_ALLOWED_HOSTS if you trust it.", host or url, where, reason,
             )
             self.crawler.signals.send_catch_log(host_refused, host=host, reason=reason)
-        meta = request.meta
-        if not (meta.get("dont_obey_robotstxt") or meta.get("harvester_probe")):
+        if is_reported_request(request):
             self.crawler.signals.send_catch_log(page_skipped, url=url, reason="ssrf_refused")
         raise RequestRefused(url, host, reason)

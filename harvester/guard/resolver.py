@@ -14,7 +14,6 @@ is configured by the operator and trusted; it resolves the target itself.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ from scrapy.utils.datatypes import LocalCache
 from twisted.internet.interfaces import IHostnameResolver, IResolutionReceiver
 from zope.interface import implementer, provider
 
-from harvester.guard.rules import AllowList, address_refusal
+from harvester.guard.rules import AllowList
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -66,13 +65,7 @@ class _CheckingReceiver:
         self._receiver.resolutionComplete()
 
     def _refusal(self, text: str) -> str | None:
-        try:
-            address = ipaddress.ip_address(text)
-        except ValueError:
-            return "unparsable_address"
-        if self._allow.allows_address(address, self._port):
-            return None
-        return address_refusal(address)
+        return self._allow.resolved_refusal(text, self._port)
 
 
 @implementer(IHostnameResolver)

@@ -144,6 +144,18 @@ class AllowList:
                 ports |= suffix_ports
         return None in ports or port in ports
 
+    def resolved_refusal(self, text: str, port: int | None) -> str | None:
+        """Why a resolved address (text, as a resolver gives it, maybe with a ``%zone``) must not
+        be connected to, or None when it may. The one check every connection path makes: Scrapy's
+        resolver and the browser's GuardProxy."""
+        try:
+            address = ipaddress.ip_address(text.split("%", 1)[0])
+        except ValueError:
+            return "unparsable_address"
+        if self.allows_address(address, port):
+            return None
+        return address_refusal(address)
+
     def allows_address(self, address: IPAddress, port: int | None) -> bool:
         candidates = [address]
         inner = embedded_ipv4(address)

@@ -11,13 +11,8 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.chunking.context import embedding_text
-from harvester.embedding.models import (
-    ModelUnavailable,
-    backend_options,
-    load_backend,
-    model_dimension,
-    vector_name,
-)
+from harvester.embedding.folder import ModelUnavailable, model_dimension, vector_name
+from harvester.embedding.models import backend_options, load_backend
 from harvester.index.store import (
     CollectionMismatch,
     chunk_payload,

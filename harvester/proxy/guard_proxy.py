@@ -22,7 +22,6 @@ HTTP/1.1 parsing and framing are h11's; the handshakes with an upstream are pyth
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import socket
 import threading
@@ -33,7 +32,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from harvester.guard.rules import AllowList, address_refusal, parse_ip
+from harvester.guard.rules import AllowList, parse_ip
 from harvester.proxy.upstream import ProxyURL
 
 logger = logging.getLogger(__name__)
@@ -244,7 +243,7 @@ class GuardProxy:
             return candidates
         passed, reason = [], "no_address"
         for text in candidates:
-            refusal = self._address_refusal(text, port)
+            refusal = self.allow.resolved_refusal(text, port)
             if refusal is None:
                 passed.append(text)
             else:
@@ -252,15 +251,6 @@ class GuardProxy:
         if not passed:
             raise self._refused(host.lower(), reason)
         return passed
-
-    def _address_refusal(self, text: str, port: int) -> str | None:
-        try:
-            address = ipaddress.ip_address(text.split("%", 1)[0])
-        except ValueError:
-            return "unparsable_address"
-        if self.allow.allows_address(address, port):
-            return None
-        return address_refusal(address)
 
     async def open(self, scheme: str, host: str, port: int) -> _Stream:
         """A connection to ``host:port`` that passed the guard (directly or through the

@@ -37,6 +37,7 @@ from zope.interface import provider
 
 from harvester.guard.resolver import REFUSED_HOSTS, GuardedResolver
 from harvester.guard.rules import AllowList, parse_ip, request_host, url_refusal
+from harvester.meta import PROXIED, PROXY_FALLBACK
 from harvester.proxy import ProxySettingsError, proxy_settings
 
 if TYPE_CHECKING:
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FALLBACK_META = "harvester_proxy_fallback"  # set on the proxied retry: the reason of the fallback
 FALLBACK_STATUSES = {403, 429}
 _TIMEOUTS = (TwistedTimeoutError, TCPTimedOutError, DeferTimeoutError, TimeoutError, DownloadTimeoutError)
 
@@ -109,14 +109,14 @@ class ProxyModeMiddleware:
 
     async def process_request(self, request: Request) -> None:
         meta = request.meta
-        if meta.get("dont_proxy") or ("proxy" in meta and meta.get("_harvester_proxied") != meta["proxy"]):
+        if meta.get("dont_proxy") or ("proxy" in meta and meta.get(PROXIED) != meta["proxy"]):
             return
-        if self.mode == "fallback" and FALLBACK_META not in meta:
+        if self.mode == "fallback" and PROXY_FALLBACK not in meta:
             self.crawler.stats.inc_value("harvester/proxy/direct")
             return
         if self.guard_enabled and not await self._passes_guard(request.url):
             return  # SSRFGuardMiddleware, next, refuses it; it never goes to the proxy
-        meta["proxy"] = meta["_harvester_proxied"] = self.proxy_url
+        meta["proxy"] = meta[PROXIED] = self.proxy_url
         self.crawler.stats.inc_value("harvester/proxy/proxied")
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
@@ -134,7 +134,7 @@ class ProxyModeMiddleware:
 
     def _fallback(self, request: Request, reason: str) -> Request | None:
         meta = request.meta
-        if self.mode != "fallback" or FALLBACK_META in meta or meta.get("dont_proxy") or "proxy" in meta:
+        if self.mode != "fallback" or PROXY_FALLBACK in meta or meta.get("dont_proxy") or "proxy" in meta:
             return None
         stats = self.crawler.stats
         stats.inc_value("harvester/proxy/fallback")
@@ -145,7 +145,7 @@ class ProxyModeMiddleware:
             logger.info("Direct request to %s failed (%s): trying again through the proxy %s "
                         "(logged once per host)", host, reason, self.proxy.redacted if self.proxy else "")
         retry = request.replace(dont_filter=True)
-        retry.meta[FALLBACK_META] = reason
+        retry.meta[PROXY_FALLBACK] = reason
         return retry
 
     async def _passes_guard(self, url: str) -> bool:

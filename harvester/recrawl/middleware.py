@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
+from harvester.meta import CONDITIONAL, UNCHANGED, is_page_request
 from harvester.recrawl.extension import Recrawl
 
 if TYPE_CHECKING:
@@ -25,13 +26,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 GONE_STATUSES = (404, 410)
-UNCHANGED_META = "harvester_unchanged"
-
-
-def _is_page(request: Request) -> bool:
-    meta = request.meta
-    return not (meta.get("harvester_dont_extract") or meta.get("harvester_probe")
-                or meta.get("dont_obey_robotstxt"))
 
 
 class ConditionalRequestMiddleware:
@@ -65,7 +59,7 @@ class ConditionalRequestMiddleware:
 
     def process_request(self, request: Request) -> None:
         recrawl = self._state()
-        if recrawl is None or not _is_page(request):
+        if recrawl is None or not is_page_request(request):
             return
         recrawl.reach(request.url)
         page = recrawl.stored(request.url)
@@ -80,15 +74,15 @@ class ConditionalRequestMiddleware:
         # Let the 304 through HttpErrorMiddleware to the callback, which replays the stored links.
         allowed = list(request.meta.get("handle_httpstatus_list", ()))
         request.meta["handle_httpstatus_list"] = [*allowed, 304]
-        request.meta["harvester_conditional"] = True
+        request.meta[CONDITIONAL] = True
         self.crawler.stats.inc_value("harvester/recrawl/conditional_requests")
 
     def process_response(self, request: Request, response: Response) -> Response:
         recrawl = self._state()
-        if recrawl is None or not _is_page(request):
+        if recrawl is None or not is_page_request(request):
             return response
-        if response.status == 304 and request.meta.get("harvester_conditional"):
-            request.meta[UNCHANGED_META] = True
+        if response.status == 304 and request.meta.get(CONDITIONAL):
+            request.meta[UNCHANGED] = True
             recrawl.count("unchanged_304")
             recrawl.mark_unchanged(request.url)
         elif 200 <= response.status < 300 and recrawl.stored(request.url) is not None:
@@ -119,7 +113,7 @@ class StoredLinksMiddleware:
     ) -> AsyncIterator[Any]:
         async for element in result:
             yield element
-        if not response.meta.get(UNCHANGED_META):
+        if not response.meta.get(UNCHANGED):
             return
         recrawl = self.crawler.get_extension(Recrawl)
         page = recrawl.stored(response.url) if recrawl is not None else None

@@ -9,13 +9,13 @@ reason ``iframes``); with ``render=never`` its frames are not read.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-FRAMES_META = "harvester_frames"  # the key of the page method that reads the frames
-_ATX = re.compile(r"^#{1,6}\s")
+from harvester.markdown.grammar import Line, classify_lines, heading
+from harvester.meta import FRAMES
+
 MAX_FRAMES = 20  # a page with more same-site frames is a frameset trap, not a document
 
 
@@ -50,15 +50,12 @@ def merge_frames(markdown: str, frames: Iterable[Frame], to_markdown: Callable[[
 def demote_headings(markdown: str, levels: int) -> str:
     """ATX headings ``levels`` deeper (at most ``######``), so a frame's sections sit under its
     own heading; fenced code is left alone."""
-    out, fence = [], ""
-    for line in markdown.split("\n"):
-        stripped = line.lstrip()
-        if stripped.startswith(("```", "~~~")):
-            marker = stripped[:3]
-            fence = "" if fence == marker else (fence or marker)
-        elif not fence and _ATX.match(line):
-            hashes = len(line) - len(line.lstrip("#"))
-            line = "#" * min(6, hashes + levels) + line[hashes:]
+    out = []
+    for line, kind in classify_lines(markdown.split("\n")):
+        if kind is Line.TEXT and heading(line):
+            stripped = line.lstrip()
+            hashes = len(stripped) - len(stripped.lstrip("#"))
+            line = "#" * min(6, hashes + levels) + stripped[hashes:]
         out.append(line)
     return "\n".join(out)
 
@@ -66,6 +63,6 @@ def demote_headings(markdown: str, levels: int) -> str:
 def frames_of(meta: dict) -> list[Frame]:
     """The frames the browser read for a rendered response (``handler.inspect_page``'s result)."""
     methods = meta.get("playwright_page_methods") or {}
-    method = methods.get(FRAMES_META) if isinstance(methods, dict) else None
+    method = methods.get(FRAMES) if isinstance(methods, dict) else None
     result = getattr(method, "result", None) or []
     return [Frame(url=f["url"], title=f.get("title") or "", html=f["html"]) for f in result]

@@ -32,8 +32,9 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.provider import PlaywrightBrowserProvider
 
+from harvester.meta import FRAMES, RENDER_DELAY
 from harvester.render.browser import BROWSER_SERVICES, proxy_bypass_arg
-from harvester.render.frames import FRAMES_META, MAX_FRAMES, same_site
+from harvester.render.frames import MAX_FRAMES, same_site
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 HEAVY_RESOURCES = frozenset({"image", "font", "media"})
-__all__ = ["FRAMES_META", "HarvesterPlaywrightHandler", "abort_heavy_request", "inspect_page"]
+__all__ = ["FRAMES", "HarvesterPlaywrightHandler", "abort_heavy_request", "inspect_page"]
 
 
 def abort_heavy_request(request: BrowserRequest) -> bool:
@@ -206,7 +207,7 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         """Seconds a render may take: navigation, ``wait_for`` and the delay, each bounded by the
         page timeout, plus a margin for reading the page."""
         timeout_ms = (request.meta.get("playwright_page_goto_kwargs") or {}).get("timeout") or self._timeout_ms
-        return 3 * timeout_ms / 1000 + float(request.meta.get("harvester_render_delay") or 0) + 10
+        return 3 * timeout_ms / 1000 + float(request.meta.get(RENDER_DELAY) or 0) + 10
 
     async def _create_page(self, request: Request, spider: Spider) -> Page:
         page = await super()._create_page(request, spider)

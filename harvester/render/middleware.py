@@ -13,6 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
+from harvester.meta import (
+    CONDITIONAL,
+    RENDER_DELAY,
+    RENDER_FALLBACK,
+    RENDER_HTTP_ITEM,
+    RENDER_MARKED,
+    UNCHANGED,
+    is_page_request,
+)
 from harvester.render.browser import (
     NO_BROWSER,
     NO_EXTRA,
@@ -32,12 +41,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FALLBACK_META = "harvester_render_fallback"  # the reason a page is fetched again through the browser
-HTTP_ITEM_META = "harvester_render_http_item"  # the HTTP result, kept when the browser does worse
 HANDLER = "harvester.render.handler.HarvesterPlaywrightHandler"
 # Meta of the HTTP fetch that must not carry over to its browser re-request.
 _FETCH_META = ("download_", "redirect_", "retry_", "_", "playwright", "proxy", "ftp_")
-_FETCH_META_KEYS = ("harvester_conditional", "harvester_unchanged", "handle_httpstatus_list",
+_FETCH_META_KEYS = (CONDITIONAL, UNCHANGED, "handle_httpstatus_list",
                     "depth_reached", "dont_merge_cookies")
 
 
@@ -51,11 +58,6 @@ def render_problem(settings: BaseSettings) -> str | None:
     except NoBrowser as exc:
         return str(exc)
     return None
-
-
-def is_page_request(request: Request) -> bool:
-    meta = request.meta
-    return not (meta.get("harvester_dont_extract") or meta.get("harvester_probe") or meta.get("dont_obey_robotstxt"))
 
 
 class Renderer:
@@ -97,7 +99,7 @@ class Renderer:
         """Send ``request`` through the browser with its site's rendering options."""
         from scrapy_playwright.page import PageMethod
 
-        from harvester.render.frames import FRAMES_META
+        from harvester.render.frames import FRAMES
         from harvester.render.handler import inspect_page
 
         meta = request.meta
@@ -112,9 +114,9 @@ class Renderer:
         if profile.wait_for:
             methods["wait_for"] = PageMethod("wait_for_selector", profile.wait_for, timeout=timeout_ms)
         if delay:
-            meta["harvester_render_delay"] = delay
+            meta[RENDER_DELAY] = delay
             methods["delay"] = PageMethod("wait_for_timeout", delay * 1000)
-        methods[FRAMES_META] = PageMethod(inspect_page, max_size=self._max_size, frames=profile.process_iframes)
+        methods[FRAMES] = PageMethod(inspect_page, max_size=self._max_size, frames=profile.process_iframes)
         meta["playwright_page_methods"] = methods
         # A browser asked for If-None-Match would show the 304's empty body.
         for name in (b"If-None-Match", b"If-Modified-Since"):
@@ -126,9 +128,9 @@ class Renderer:
         assert request is not None
         meta = {k: v for k, v in response.meta.items()
                 if not k.startswith(_FETCH_META) and k not in _FETCH_META_KEYS}
-        meta[FALLBACK_META] = reason
+        meta[RENDER_FALLBACK] = reason
         if http_item is not None:
-            meta[HTTP_ITEM_META] = http_item
+            meta[RENDER_HTTP_ITEM] = http_item
         errback = getattr(self.crawler.spider, "page_failed", None)  # not start_failed: HTTP got the page
         again = request.replace(url=response.url, meta=meta, dont_filter=True, errback=errback)
         for name in (b"If-None-Match", b"If-Modified-Since"):
@@ -166,10 +168,10 @@ class RenderRequestMiddleware:
 
     def process_request(self, request: Request) -> None:
         meta = request.meta
-        if not is_page_request(request) or meta.get("harvester_render_marked"):
+        if not is_page_request(request) or meta.get(RENDER_MARKED):
             return
-        meta["harvester_render_marked"] = True  # once: a redirect hop or retry keeps its meta
-        if meta.get(FALLBACK_META):
+        meta[RENDER_MARKED] = True  # once: a redirect hop or retry keeps its meta
+        if meta.get(RENDER_FALLBACK):
             return  # marked when built
         profile = self.renderer.profiles.for_url(request.url)
         if profile.render == "always":

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
+from harvester.meta import is_reported_request
 from harvester.report.failures import failure_reason
 from harvester.signals import page_failed, page_skipped
 
@@ -38,12 +39,12 @@ class FailureRecorderMiddleware:
         return cls(crawler)
 
     def process_response(self, request: Request, response: Response) -> Response:
-        if response.status >= 400 and self._is_page(request):
+        if response.status >= 400 and is_reported_request(request):
             self._record(page_failed, request.url, f"http_{response.status}", "failed")
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
-        if not self._is_page(request):
+        if not is_reported_request(request):
             return
         if isinstance(exception, IgnoreRequest):
             reason = failure_reason(exception)
@@ -51,10 +52,6 @@ class FailureRecorderMiddleware:
                 self._record(page_skipped, request.url, reason, "skipped")
             return
         self._record(page_failed, request.url, failure_reason(exception), "failed")
-
-    def _is_page(self, request: Request) -> bool:
-        meta = request.meta
-        return not (meta.get("dont_obey_robotstxt") or meta.get("harvester_probe"))
 
     def _record(self, signal: object, url: str, reason: str, kind: str) -> None:
         self.crawler.stats.inc_value(f"harvester/pages/{kind}/{reason}")

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
+from harvester.config.spec import PROFILE_SETTINGS, RENDER_MODES
 from harvester.sites.loader import (
-    RENDER_MODES,
     Profile,
     ProfileError,
     ProfileMatcher,
@@ -35,26 +35,10 @@ if TYPE_CHECKING:
 __all__ = ["PROFILE_KEYS", "RENDER_MODES", "ProfileError", "SiteProfile", "SiteProfiles",
            "check_site_profiles", "shipped_profiles"]
 
-# Profile key -> the setting that gives its default (and overrides it when a user set it).
-# ``allow`` and ``deny`` have no setting: only the spider arguments of the same names override them.
-PROFILE_KEYS: dict[str, str | None] = {
-    "render": "HARVESTER_RENDER",
-    "wait_until": "HARVESTER_RENDER_WAIT_UNTIL",
-    "wait_for": "HARVESTER_RENDER_WAIT_FOR",
-    "delay_before_return_html": "HARVESTER_RENDER_DELAY",
-    "page_timeout_ms": "HARVESTER_RENDER_TIMEOUT_MS",
-    "process_iframes": "HARVESTER_PROCESS_IFRAMES",
-    "locale": "HARVESTER_BROWSER_LOCALE",
-    "timezone_id": "HARVESTER_BROWSER_TIMEZONE",
-    "user_agent": "USER_AGENT",
-    "fallback_enabled": "HARVESTER_FALLBACK_ENABLED",
-    "fallback_on_empty": "HARVESTER_FALLBACK_ON_EMPTY",
-    "fallback_on_blocked": "HARVESTER_FALLBACK_ON_BLOCKED",
-    "content_selector": "HARVESTER_CONTENT_SELECTOR",
-    "allow": None,
-    "deny": None,
-    "download_delay": "DOWNLOAD_DELAY",
-}
+# Profile key -> the setting that gives its default (and overrides it when a user set it), from the
+# settings spec. ``allow`` and ``deny`` have no setting: only the spider arguments of the same names
+# override them.
+PROFILE_KEYS: dict[str, str | None] = {**PROFILE_SETTINGS, "allow": None, "deny": None}
 
 # Settings up to this priority are Harvester's (or Scrapy's) defaults, which a profile overrides.
 _DEFAULTS_PRIORITY = SETTINGS_PRIORITIES["addon"]

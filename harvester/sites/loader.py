@@ -21,24 +21,20 @@ from __future__ import annotations
 import logging
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from harvester.urls.rules import check_css, compile_patterns
+from harvester.config.spec import PROFILE_SETTINGS, SETTINGS
+from harvester.urls.rules import compile_patterns
 
 logger = logging.getLogger(__name__)
 
-RENDER_MODES = ("never", "always", "auto")
-# Playwright's page.goto(wait_until=...) values.
-WAIT_UNTIL = ("load", "domcontentloaded", "networkidle", "commit")
 MATCH_KEYS = ("domains", "url_prefixes", "url_patterns")
 META_KEYS = ("description",)
 
-_LOCALE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$")
-_TIMEZONE = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(?:/[A-Za-z0-9_+\-]+)*$")
 _HOST = re.compile(r"^(?:\*\.)?[a-z0-9_\-]+(?:\.[a-z0-9_\-]+)*\.?(?::\d{1,5})?$")
 
 # (file, key) pairs already warned about: a key is named once per process, however often the
@@ -63,64 +59,6 @@ class Profile:
     url_patterns: tuple[re.Pattern[str], ...] = field(default=())
 
 
-def _check_str(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError("must be a non-empty string")
-    return value.strip()
-
-
-def _check_bool(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError("must be true or false")
-    return value
-
-
-def _check_number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError("must be a number")
-    if value < 0:
-        raise ValueError("must not be negative")
-    return float(value)
-
-
-def _check_choice(choices: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    def check(value: Any) -> str:
-        if value not in choices:
-            raise ValueError(f"must be one of {', '.join(choices)}")
-        return value
-
-    return check
-
-
-def _check_timeout(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError("must be a positive integer (milliseconds)")
-    return value
-
-
-def _check_locale(value: Any) -> str:
-    if not _LOCALE.match(_check_str(value)):
-        raise ValueError("must be a locale such as en-US")
-    return value
-
-
-def _check_timezone(value: Any) -> str:
-    if not _TIMEZONE.match(_check_str(value)):
-        raise ValueError("must be a time zone id such as Europe/Berlin")
-    return value
-
-
-def _check_user_agent(value: Any) -> str:
-    value = _check_str(value)
-    if any(ch in value for ch in "\r\n\x00"):
-        raise ValueError("must be one line")
-    return value
-
-
-def _check_css(value: Any) -> str:
-    return check_css(_check_str(value))
-
-
 def _check_patterns(value: Any) -> tuple[str, ...]:
     patterns = [value] if isinstance(value, str) else value
     if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
@@ -129,24 +67,18 @@ def _check_patterns(value: Any) -> tuple[str, ...]:
     return tuple(patterns)
 
 
-# Each whitelisted key and the check that turns a TOML value into the resolved one (or raises).
-CHECKS = {
-    "render": _check_choice(RENDER_MODES),
-    "wait_until": _check_choice(WAIT_UNTIL),
-    "wait_for": _check_css,
-    "delay_before_return_html": _check_number,
-    "page_timeout_ms": _check_timeout,
-    "process_iframes": _check_bool,
-    "locale": _check_locale,
-    "timezone_id": _check_timezone,
-    "user_agent": _check_user_agent,
-    "fallback_enabled": _check_bool,
-    "fallback_on_empty": _check_bool,
-    "fallback_on_blocked": _check_bool,
-    "content_selector": _check_css,
+def _setting_check(name: str) -> Callable[[Any], Any]:
+    """A profile key read strictly (TOML types) by its setting's type in the spec."""
+    value_type = SETTINGS[name].type
+    return lambda value: value_type.parse(value, strict=True)
+
+
+# Each whitelisted key and the check that turns a TOML value into the resolved one (or raises):
+# a key that gives a setting's value per site has that setting's type.
+CHECKS: dict[str, Callable[[Any], Any]] = {
+    **{key: _setting_check(name) for key, name in PROFILE_SETTINGS.items()},
     "allow": _check_patterns,
     "deny": _check_patterns,
-    "download_delay": _check_number,
 }
 
 

@@ -17,6 +17,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
 
 from harvester.dedup.detect import VersionRule
+from harvester.meta import LINKS, RENDER_HTTP_ITEM
 from harvester.report.failures import describe_failure
 from harvester.sites import RENDER_MODES, SiteProfiles
 from harvester.urls.canonical import (
@@ -142,7 +143,7 @@ class HarvesterSpider(scrapy.Spider):
 
         A page the browser failed on after plain HTTP got it keeps the HTTP result."""
         request = getattr(failure, "request", None)
-        kept = request.meta.get("harvester_render_http_item") if request is not None else None
+        kept = request.meta.get(RENDER_HTTP_ITEM) if request is not None else None
         if failure.check(IgnoreRequest) and not failure.check(HttpError):
             logger.debug("Not fetched: %s", failure.value)
         else:
@@ -208,7 +209,7 @@ class HarvesterSpider(scrapy.Spider):
 
     def remember_link(self, source: scrapy.http.Response, url: str) -> None:
         """Note a wanted link of ``source``; the extraction middleware stores them with its page."""
-        links = source.meta.setdefault("harvester_links", [])
+        links = source.meta.setdefault(LINKS, [])
         key = canonical_url(url, self._strip)
         if key not in links:
             links.append(key)

@@ -13,6 +13,7 @@ from scrapy.spiders import SitemapSpider as ScrapySitemapSpider
 from scrapy.spiders.sitemap import iterloc
 from scrapy.utils.sitemap import Sitemap
 
+from harvester.meta import DONT_EXTRACT, PROBE
 from harvester.recrawl.extension import Recrawl
 from harvester.recrawl.state import unchanged_since
 from harvester.signals import page_failed
@@ -58,7 +59,7 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
             yield scrapy.Request(
                 url,
                 callback=self._parse_sitemap,
-                meta={"harvester_dont_extract": True, "harvester_probe": True},
+                meta={DONT_EXTRACT: True, PROBE: True},
             )
 
     def sitemap_filter(self, entries: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
@@ -95,7 +96,7 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
     def _parse_sitemap(self, response: Response) -> Iterable[scrapy.Request]:
         if response.url.endswith("/robots.txt"):
             for request in super()._parse_sitemap(response):
-                request.meta["harvester_dont_extract"] = True
+                request.meta[DONT_EXTRACT] = True
                 yield request
             return
         sitemap = self._read_sitemap(response)
@@ -105,7 +106,7 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         locations = iterloc(self.sitemap_filter(sitemap), self.sitemap_alternate_links)
         if sitemap.type == "sitemapindex":
             for loc in locations:
-                yield scrapy.Request(loc, callback=self._parse_sitemap, meta={"harvester_dont_extract": True})
+                yield scrapy.Request(loc, callback=self._parse_sitemap, meta={DONT_EXTRACT: True})
             return
         found = 0
         for loc in locations:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
+from harvester.meta import is_page_request
 from harvester.signals import page_skipped
 from harvester.urls.traps import TrapDetector, TrapLimits
 
@@ -57,8 +58,7 @@ class CrawlTrapMiddleware:
             yield element
 
     def _is_trap(self, request: Request) -> bool:
-        meta = request.meta
-        if meta.get("harvester_dont_extract") or meta.get("harvester_probe") or meta.get("dont_obey_robotstxt"):
+        if not is_page_request(request):
             return False
         kind = self.detector.check(request.url)
         if kind is None:

@@ -7,7 +7,7 @@ with an ``h3.title`` (or a table when admon graphics are on).
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 _DIVISIONS = ("book", "part", "chapter", "appendix", "preface", "article", "refentry", "sect1", "section",
               "reference", "glossary", "index", "colophon", "set", "bibliography", "sect2", "simplesect")

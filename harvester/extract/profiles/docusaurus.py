@@ -6,7 +6,7 @@ updated); the pager is a sibling ``nav.pagination-nav``.
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 
 def _detect(v: PageView) -> bool:

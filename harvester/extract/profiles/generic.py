@@ -8,7 +8,7 @@ such generic matches when they do not hold prose (see ``extract._holds_prose``).
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import Profile
+from harvester.extract.profiles.base import Profile
 
 # Widget classes no particular generator owns.
 _COMMON_NOISE = ("a.anchorjs-link", "a.anchor-link", "button.copy-button", "div.copy-button",

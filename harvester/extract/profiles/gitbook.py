@@ -7,7 +7,7 @@ Hints (``{% hint style="info" %}``) render as ``div.hint``/``.hints`` boxes
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 
 def _detect(v: PageView) -> bool:

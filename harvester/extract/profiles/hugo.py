@@ -6,7 +6,7 @@ Hugo writes ``<meta name="generator" content="Hugo 0.125.4">`` through
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 
 def _is_docsy(v: PageView) -> bool:

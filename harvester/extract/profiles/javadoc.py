@@ -9,7 +9,7 @@ title sits in the ``div.header`` before it). Member signatures are
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 
 def _detect(v: PageView) -> bool:

@@ -6,7 +6,7 @@ The chapter is ``#content > main``; prev/next arrows are ``nav.nav-wrapper``
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 
 def _detect(v: PageView) -> bool:

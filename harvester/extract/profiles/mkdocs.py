@@ -5,7 +5,7 @@ MkDocs writes ``<meta name="generator" content="mkdocs-1.6.0, mkdocs-material-9.
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 _ADMONITION_TITLES = ("p.admonition-title", "summary")
 

@@ -6,7 +6,7 @@ keep their level). ``.rightside`` holds version badges and "Source" links.
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 
 def _detect(v: PageView) -> bool:

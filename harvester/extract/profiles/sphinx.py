@@ -7,7 +7,7 @@ docutils'), so detection relies on the assets every Sphinx page loads
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 # Chrome shared by all themes: permalink anchors, "[source]"-style back
 # links from viewcode pages, the search box and the docs' local TOC.

@@ -6,7 +6,7 @@ updated, prev/next) and the outline aside are siblings. Custom containers
 """
 from __future__ import annotations
 
-from harvester.extract.profiles import PageView, Profile
+from harvester.extract.profiles.base import PageView, Profile
 
 
 def _detect(v: PageView) -> bool:

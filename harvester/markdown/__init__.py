@@ -1,0 +1,1 @@
+"""The Markdown grammar shared by extraction, chunking and rendering."""
