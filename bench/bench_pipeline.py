@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from harvester.chunking.context import embedding_text  # noqa: E402
 from tests.crawl import NO_EMBEDDING, crawl  # noqa: E402
-from tests.sitesrv import SiteServer  # noqa: E402
+from tests.servers.sitesrv import SiteServer  # noqa: E402
 
 ROOTS = {
     "flask": "/usr/share/doc/python-flask-doc/html",

@@ -29,7 +29,7 @@ from harvester.embedding.folder import DEFAULT_MODEL  # noqa: E402
 from harvester.embedding.models import load_embedder  # noqa: E402
 from harvester.index.search import SearchTuning, search  # noqa: E402
 from tests.crawl import crawl  # noqa: E402
-from tests.sitesrv import SiteServer  # noqa: E402
+from tests.servers.sitesrv import SiteServer  # noqa: E402
 
 
 def scorer_module():  # type: ignore[no-untyped-def]

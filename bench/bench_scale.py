@@ -25,8 +25,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.crawl import NO_EMBEDDING, crawl  # noqa: E402
-from tests.redisrv import RedisServer  # noqa: E402
-from tests.sitesrv import SiteServer  # noqa: E402
+from tests.servers.redisrv import RedisServer  # noqa: E402
+from tests.servers.sitesrv import SiteServer  # noqa: E402
 
 FLASK_DOCS = Path("/usr/share/doc/python-flask-doc/html")
 

@@ -21,8 +21,8 @@ sys.path.insert(0, str(REPO))
 
 from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
 from tests.crawl import NO_EMBEDDING, crawl  # noqa: E402
-from tests.sites import sitemap_index  # noqa: E402
-from tests.sitesrv import SiteServer  # noqa: E402
+from tests.servers.sites import sitemap_index  # noqa: E402
+from tests.servers.sitesrv import SiteServer  # noqa: E402
 
 COLUMNS = ("coverage", "recall_med", "recall_p10", "precision_med", "code", "headings", "tables", "leakage",
            "junk", "pages_s")

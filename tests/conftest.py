@@ -7,7 +7,16 @@ from typing import Any
 
 import pytest
 
+from tests.inprocess import REACTOR, install_reactor
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# In-process crawls (tests/crawl.py) run on Scrapy's default reactor, which must be installed
+# before anything imports twisted.internet.reactor.
+install_reactor()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    REACTOR.stop()
 
 REPO = Path(__file__).resolve().parent.parent
 EVAL_DIR = REPO.parent / "shared" / "eval"

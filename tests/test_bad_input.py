@@ -8,8 +8,8 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
-from tests.sites import chain_site
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import Route, SiteServer
 
 
 def error_lines(output: str) -> list[str]:

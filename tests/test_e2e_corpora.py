@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import doc_root, score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.sitesrv import SiteServer
+from tests.servers.sitesrv import SiteServer
 
 pytestmark = pytest.mark.e2e
 

@@ -14,8 +14,8 @@ import pytest
 from harvester.chunking.context import embedding_text
 from tests.conftest import doc_root, qdrant_points, score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
-from tests.sites import sitemap_index
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import sitemap_index
+from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 

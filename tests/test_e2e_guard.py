@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.crawl import NO_EMBEDDING, REPO, crawl, scrapy_env
-from tests.sites import doc_page
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import doc_page
+from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +32,7 @@ NO_OFFSITE = '{"scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": null}'
 
 
 def stub_settings(**extra: str) -> dict[str, str]:
-    return {"TWISTED_DNS_RESOLVER": "tests.stubdns.StubGuardedResolver", **NO_EMBEDDING, **extra}
+    return {"TWISTED_DNS_RESOLVER": "tests.servers.stubdns.StubGuardedResolver", **NO_EMBEDDING, **extra}
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.crawl import NO_EMBEDDING, CrawlResult, crawl
-from tests.hostile import ACCENTED, hostile_site
-from tests.sites import chain_site
-from tests.sitesrv import Hit, SiteServer
+from tests.servers.hostile import ACCENTED, hostile_site
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import Hit, SiteServer
 
 pytestmark = pytest.mark.e2e
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import EVAL_DIR, doc_root, score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.proxysrv import _accepts, free_port
+from tests.servers.proxysrv import _accepts, free_port
 from tests.test_e2e_render import stats
 
 pytestmark = pytest.mark.e2e

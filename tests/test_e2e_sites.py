@@ -6,8 +6,8 @@ import pytest
 
 from tests.conftest import qdrant_points
 from tests.crawl import crawl
-from tests.sites import broken_pages_site, chain_site, robots_site, sitemap_site
-from tests.sitesrv import SiteServer
+from tests.servers.sites import broken_pages_site, chain_site, robots_site, sitemap_site
+from tests.servers.sitesrv import SiteServer
 
 pytestmark = pytest.mark.e2e
 
@@ -105,7 +105,7 @@ def test_recrawl_updates_pages_and_a_failed_crawl_keeps_what_was_stored(tmp_path
 
 def wiki_site() -> dict:
     """A wiki whose pages also carry a long promotional <article>: generic rules pick the article."""
-    from tests.sitesrv import Route
+    from tests.servers.sitesrv import Route
 
     promo = "<article><h1>Try our premium plan</h1>" + "<p>Premium gets you more of everything we sell. </p>" * 30 + "</article>"
     page = ('<html><head><title>Wiki: {name}</title></head><body>' + promo +

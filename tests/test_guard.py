@@ -12,7 +12,7 @@ from harvester.exceptions import RequestRefused
 from harvester.guard.middleware import SSRFGuardMiddleware
 from harvester.guard.resolver import REFUSED_HOSTS, GuardedResolver
 from harvester.guard.rules import AllowList, GuardError, address_refusal, parse_ip, url_refusal
-from tests.stubdns import TableResolver
+from tests.servers.stubdns import TableResolver
 
 LOOPBACK_SPELLINGS = ["127.0.0.1", "2130706433", "0x7f000001", "0x7f.1", "0x7f.0.0.1", "0177.0.0.1",
                       "0177.1", "127.1", "127.0.1", "127.0.0.1.", "[::1]", "[::ffff:127.0.0.1]",

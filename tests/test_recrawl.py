@@ -17,8 +17,8 @@ from harvester.index.store import chunk_point_id
 from harvester.recrawl.state import StoredPage, pages_from_points, prune_candidates, unchanged_since
 from tests.conftest import qdrant_points
 from tests.crawl import REPO, crawl, scrapy_env
-from tests.recrawl_site import EditableSite
-from tests.sitesrv import Route, SiteServer
+from tests.servers.recrawl_site import EditableSite
+from tests.servers.sitesrv import Route, SiteServer
 
 
 def payload(url: str, index: int, total: int, content_hash: str = "h1", etag: str | None = '"e1"',
@@ -251,7 +251,7 @@ def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(
     for name in names[:6]:
         older.edit(name, 1, "Text of the previous release.")
     settings = {"HARVESTER_QDRANT_BATCH_SIZE": "6", "CONCURRENT_REQUESTS_PER_DOMAIN": "2",
-                "DUPEFILTER_CLASS": "tests.recrawl_site.FlushingDupeFilter"}
+                "DUPEFILTER_CLASS": "tests.servers.recrawl_site.FlushingDupeFilter"}
     with SiteServer(routes=slow(site.routes, 0.15)) as server:
         start = server.url + "docs/index.html"
         reference = crawl("docs", start, tmp_path / "reference", settings=settings)
