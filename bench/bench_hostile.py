@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.crawl import NO_EMBEDDING, CrawlResult, crawl
+from tests.crawl import NO_EMBEDDING, CrawlResult
+from tests.crawl import cli_crawl as crawl
 from tests.servers.hostile import CASES, hostile_site
 from tests.servers.sites import chain_site
 from tests.servers.sitesrv import SiteServer

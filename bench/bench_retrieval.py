@@ -28,7 +28,7 @@ from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
 from harvester.embedding.folder import DEFAULT_MODEL  # noqa: E402
 from harvester.embedding.models import load_embedder  # noqa: E402
 from harvester.index.search import SearchTuning, search  # noqa: E402
-from tests.crawl import crawl  # noqa: E402
+from tests.crawl import cli_crawl as crawl  # noqa: E402
 from tests.servers.sitesrv import SiteServer  # noqa: E402
 
 
