@@ -42,6 +42,15 @@ def truth_pages(corpus: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The folder of a small deterministic embedder (tests/tinymodel.py), for
+    ``HARVESTER_EMBEDDING_MODEL`` in tests that are not about vectors."""
+    from tests.tinymodel import build_tiny_model
+
+    return str(build_tiny_model(tmp_path_factory.mktemp("models") / "tiny-minilm"))
+
+
+@pytest.fixture(scope="session")
 def tokenizer() -> Any:
     from harvester.embedding.models import load_embedder
 

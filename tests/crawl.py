@@ -50,6 +50,14 @@ def run_scrapy(args: list[str], workdir: Path, timeout: float = 600, **env: str)
     )
 
 
+def scrapy_command(args: list[str], workdir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``run_scrapy`` for commands that start no crawler (``search``), run in this process."""
+    from tests.inprocess import run_command
+
+    returncode, stdout, stderr = run_command(args, scrapy_env(workdir, **env))
+    return subprocess.CompletedProcess(["scrapy", *args], returncode, stdout, stderr)
+
+
 def _command(spider: str, start: str, workdir: Path, settings: dict[str, Any] | None,
              args: dict[str, Any] | None, feed: str) -> tuple[dict[str, Any], dict[str, Any], Path]:
     spargs = {"start": start, **{name: str(value) for name, value in (args or {}).items()}}

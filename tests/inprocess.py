@@ -186,6 +186,16 @@ def _crawler_class() -> type[Crawler]:
     return CapturedCrawler
 
 
+def settings_module(env: Mapping[str, str]) -> str:
+    """The settings module a ``scrapy`` process started with ``env`` in the project loads."""
+    name = env.get("SCRAPY_SETTINGS_MODULE")
+    if not name:
+        config = configparser.ConfigParser()
+        config.read(REPO / "scrapy.cfg")
+        name = config.get("settings", env.get("SCRAPY_PROJECT", "default"))
+    return name
+
+
 def project_settings(env: Mapping[str, str]) -> Settings:
     """The settings ``get_project_settings()`` gives a ``scrapy`` process started with ``env``
     (the settings module of scrapy.cfg, or of SCRAPY_SETTINGS_MODULE / SCRAPY_PROJECT)."""
@@ -193,12 +203,7 @@ def project_settings(env: Mapping[str, str]) -> Settings:
 
     from harvester.config.spec import environment_settings
 
-    name = env.get("SCRAPY_SETTINGS_MODULE")
-    if not name:
-        config = configparser.ConfigParser()
-        config.read(REPO / "scrapy.cfg")
-        name = config.get("settings", env.get("SCRAPY_PROJECT", "default"))
-    module = import_module(name)
+    module = import_module(settings_module(env))
     # The module set the settings of the environment variables it saw on import; those are
     # replaced by the ones this crawl's environment gives.
     imported = environment_settings(_IMPORT_ENVIRONMENT)
@@ -347,3 +352,33 @@ def _stop(run: _Run, future: concurrent.futures.Future[Any]) -> None:
         future.result(STOP_GRACE)
     except BaseException:  # noqa: BLE001 (it is being abandoned; the test fails already)
         logger.exception("A timed-out crawl did not stop cleanly")
+
+
+def run_command(argv: list[str], env: Mapping[str, str]) -> tuple[int, str, str]:
+    """``scrapy ARGV`` for a command that starts no crawler (``search``), in this process, as a
+    process started with ``env`` would run it: its exit status, stdout and stderr."""
+    import contextlib
+    import io
+
+    from scrapy.cmdline import execute
+
+    settings = project_settings(env)
+    out, err = io.StringIO(), io.StringIO()
+    code: int | str | None = 0
+    previous = os.environ.get("SCRAPY_SETTINGS_MODULE")
+    # Project commands need to know they run in the project, wherever pytest was started.
+    os.environ["SCRAPY_SETTINGS_MODULE"] = settings_module(env)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                execute(["scrapy", *argv], settings=settings)
+            except SystemExit as exc:
+                code = exc.code
+    finally:
+        if previous is None:
+            del os.environ["SCRAPY_SETTINGS_MODULE"]
+        else:
+            os.environ["SCRAPY_SETTINGS_MODULE"] = previous
+    if not isinstance(code, int):
+        code = 0 if code is None else 1
+    return code, out.getvalue(), err.getvalue()

@@ -33,6 +33,7 @@ def test_bad_start_url(tmp_path, start, words):
     assert_clean_failure(crawl("docs", start, tmp_path), words, exitcode=2)
 
 
+@pytest.mark.cli
 def test_missing_start_and_bad_arguments(tmp_path):
     process = run_scrapy(["crawl", "site"], tmp_path)
     assert process.returncode == 2 and "no start URL" in process.stderr
@@ -40,6 +41,7 @@ def test_missing_start_and_bad_arguments(tmp_path):
     assert process.returncode == 2 and "max_pages must be a positive integer" in process.stderr
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(
     ("setting", "words"),
     [("HARVESTER_EMBEDDING_BATCH_SIZE=0", "must be at least 1"),

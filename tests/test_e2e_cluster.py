@@ -26,6 +26,9 @@ from tests.servers.sitesrv import Route, SiteServer
 
 pytest.importorskip("scrapy_redis", reason="the cluster extra is not installed")
 
+# Every test here runs scrapy crawl processes: cluster workers are processes.
+pytestmark = pytest.mark.cli
+
 CRAWL_DELAY = 0.3
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from harvester.chunking.context import embedding_text
 from tests.conftest import doc_root, qdrant_points, score_feed, truth_pages
-from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
+from tests.crawl import NO_EMBEDDING, crawl, run_scrapy, scrapy_command
 from tests.servers.sites import sitemap_index
 from tests.servers.sitesrv import Route, SiteServer
 
@@ -100,13 +100,14 @@ def test_no_chunk_exceeds_the_model_limit_and_code_blocks_stay_whole(docs_crawl,
 )
 def test_search_returns_the_right_page(docs_crawl, query, page):
     _, workdir, _ = docs_crawl
-    process = run_scrapy(["search", "--json", "-k", "5", query], workdir, timeout=120)
+    process = scrapy_command(["search", "--json", "-k", "5", query], workdir)
     assert process.returncode == 0, process.stderr
     hits = json.loads(process.stdout)
     assert len(hits) == 5 and {"url", "title", "score", "text", "heading_path"} <= set(hits[0])
     assert page in [re.sub(r"^http://[^/]+", "", hit["url"]) for hit in hits], [h["url"] for h in hits]
 
 
+@pytest.mark.cli
 def test_search_prints_readable_results_and_fails_clearly_without_a_collection(docs_crawl, tmp_path):
     _, workdir, _ = docs_crawl
     process = run_scrapy(["search", "blueprint"], workdir, timeout=120)

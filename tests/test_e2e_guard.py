@@ -146,6 +146,7 @@ def socket_inodes(pid: int) -> set[str]:
     return inodes
 
 
+@pytest.mark.cli
 def test_a_crawl_opens_no_listening_port(tmp_path: Path) -> None:
     """Telnet console and remote control are off: while a crawl runs, it listens on nothing."""
     if not Path("/proc/net/tcp").exists():

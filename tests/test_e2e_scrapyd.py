@@ -29,10 +29,10 @@ with project_environment("harvester"):
     import harvester.settings
     print(harvester.__file__)
 """
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.cli, pytest.mark.skipif(
     not (BIN / "scrapyd").exists() or not (BIN / "scrapyd-deploy").exists(),
     reason="scrapyd and scrapyd-client are not installed (the dev extra)",
-)
+)]
 
 
 def build_egg(tmp_path: Path) -> Path:

@@ -138,7 +138,7 @@ def test_content_selector_override(tmp_path):
 
 def test_onnx_int8_backend_crawls_and_searches(tmp_path):
     pytest.importorskip("onnxruntime")
-    from tests.crawl import run_scrapy
+    from tests.crawl import scrapy_command
 
     settings = {"HARVESTER_EMBEDDING_BACKEND": "onnx-int8", "HARVESTER_ONNX_CACHE_DIR": str(tmp_path / "onnx")}
     with SiteServer(routes=chain_site()) as server:
@@ -147,8 +147,8 @@ def test_onnx_int8_backend_crawls_and_searches(tmp_path):
     assert "onnxruntime int8" in result.output
     assert list((tmp_path / "onnx").glob("*-int8.onnx"))
     assert_index_matches_feed(result, tmp_path)
-    process = run_scrapy(["search", "--json", "-s", "HARVESTER_EMBEDDING_BACKEND=onnx-int8",
-                          "-s", f"HARVESTER_ONNX_CACHE_DIR={tmp_path / 'onnx'}", "configure part4"], tmp_path)
+    process = scrapy_command(["search", "--json", "-s", "HARVESTER_EMBEDDING_BACKEND=onnx-int8",
+                              "-s", f"HARVESTER_ONNX_CACHE_DIR={tmp_path / 'onnx'}", "configure part4"], tmp_path)
     assert process.returncode == 0, process.stderr
     import json
     assert json.loads(process.stdout)[0]["url"].endswith("/docs/p4.html")

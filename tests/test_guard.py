@@ -168,6 +168,7 @@ def test_middleware_turns_the_resolvers_refusal_into_a_refusal() -> None:
     assert middleware.process_exception(Request("http://nx.test/"), CannotResolveHostError("no")) is None
 
 
+@pytest.mark.cli
 def test_a_bad_allow_list_stops_the_crawl_with_exit_2(tmp_path) -> None:
     from tests.crawl import run_scrapy
 

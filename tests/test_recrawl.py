@@ -241,6 +241,7 @@ def start_crawl(start: str, workdir: Path, jobdir: Path, **settings: str) -> sub
 
 
 @pytest.mark.e2e
+@pytest.mark.cli
 def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(tmp_path):
     """SIGKILL at a random moment (several seeds) while pages are being fetched and indexed, then
     the same command again: the index equals an uninterrupted crawl's, point for point. The last
@@ -285,6 +286,7 @@ def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(
 
 
 @pytest.mark.e2e
+@pytest.mark.cli
 def test_a_paused_crawl_resumes_from_its_jobdir(tmp_path):
     """One SIGINT (Scrapy's pause): the job is saved; the same command resumes it, and pruning
     knows the pages the first half reached."""
