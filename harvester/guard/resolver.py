@@ -15,8 +15,9 @@ One resolver serves every crawler of a process, so it judges host names by the p
 (``scrapy crawl``: the project settings and ``-s``), not by each crawler's: a crawler given another
 ``HARVESTER_ALLOWED_HOSTS`` (in a script that runs several crawlers with ``CrawlerProcess``) gets
 its IP literals judged by its own list and its host names by the process's, and
-``SSRFGuardMiddleware`` says so when the crawl opens. Installing a resolver starts a new table of
-refusals, since the old one judged by other settings.
+``SSRFGuardMiddleware`` says so when the crawl opens. A resolver installed over an earlier one (a
+second crawler process in one Python process) replaces it: it resolves through what the earlier
+one resolved through, never through its judgement, and starts a new table of refusals.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ class GuardedResolver:
     def __init__(self, reactor: Any, upstream: Any, allow: AllowList, enabled: bool = True,
                  allowed_hosts: Sequence[str] = ()) -> None:
         self.reactor = reactor
+        # What this resolver is installed over (an earlier GuardedResolver is seen through).
+        self.replaced = _unguarded(getattr(reactor, "nameResolver", None))
         self.upstream = upstream
         self.allow = allow
         self.enabled = enabled
@@ -111,7 +114,10 @@ class GuardedResolver:
 
     @classmethod
     def build_upstream(cls, crawler: Any, reactor: Any) -> Any:
-        return CachingHostnameResolver.from_crawler(crawler, reactor)
+        upstream = CachingHostnameResolver.from_crawler(crawler, reactor)
+        # Scrapy's caching resolver wraps whatever the reactor has installed.
+        upstream.original_resolver = _unguarded(upstream.original_resolver)
+        return upstream
 
     def install_on_reactor(self) -> None:
         REFUSED_HOSTS.clear()
@@ -130,6 +136,13 @@ class GuardedResolver:
         return self.upstream.resolveHostName(
             resolutionReceiver, hostName, portNumber, addressTypes, transportSemantics
         )
+
+
+def _unguarded(resolver: Any) -> Any:
+    """``resolver``, or the one below it when it is a GuardedResolver (followed down)."""
+    while isinstance(resolver, GuardedResolver):
+        resolver = resolver.replaced
+    return resolver
 
 
 def installed_resolver() -> GuardedResolver | None:
