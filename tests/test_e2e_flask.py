@@ -17,7 +17,8 @@ from tests.crawl import NO_EMBEDDING, crawl, run_scrapy, scrapy_command
 from tests.servers.sites import sitemap_index
 from tests.servers.sitesrv import Route, SiteServer
 
-pytestmark = pytest.mark.e2e
+# The whole Flask docs through the real model: minutes on two cores, in the first test's setup.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 DISALLOWED = "/patterns/"
 MODEL_MAX_SEQ_LENGTH = 256
