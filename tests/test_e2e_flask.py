@@ -129,9 +129,11 @@ def test_each_spider_covers_the_flask_docs(spider, tmp_path):
 
 
 @pytest.mark.parametrize("spider", ["site", "sitemap"])
-def test_site_and_sitemap_spiders_through_every_pipeline(spider, tmp_path):
+def test_site_and_sitemap_spiders_through_every_pipeline(spider, tmp_path, tiny_model):
+    # Not about vectors (docs_crawl and the search tests are): the small model.
     with flask_server(f"User-agent: *\nDisallow: {DISALLOWED}\n") as server:
-        result = crawl(spider, server.url, tmp_path, args={"max_pages": 8})
+        result = crawl(spider, server.url, tmp_path, args={"max_pages": 8},
+                       settings={"HARVESTER_EMBEDDING_MODEL": tiny_model})
         requested = server.paths()
     assert result.returncode == 0, result.output[-3000:]
     assert 5 <= len(result.items) <= 8
