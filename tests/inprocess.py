@@ -70,7 +70,7 @@ class ReactorThread:
             from twisted.internet import reactor
 
             _route_logging()
-            self.loop = reactor._asyncioEventloop  # noqa: SLF001 (the reactor's loop; Scrapy reads it too)
+            self.loop = reactor._asyncioEventloop  # the reactor's loop (Scrapy reads it too)
             self._thread = threading.Thread(target=reactor.run, kwargs={"installSignalHandlers": False},
                                             name="test-reactor", daemon=True)
             self._thread.start()
@@ -240,8 +240,8 @@ def reset_process_state() -> None:
     import harvester.proxy
     import harvester.sites.loader
 
-    harvester.sites.loader._warned.clear()  # noqa: SLF001
-    harvester.proxy._warned_aliases.clear()  # noqa: SLF001
+    harvester.sites.loader._warned.clear()
+    harvester.proxy._warned_aliases.clear()
     dnscache.clear()
     if "torch" in sys.modules and _TORCH_THREADS is not None:
         sys.modules["torch"].set_num_threads(_TORCH_THREADS)
@@ -314,7 +314,7 @@ def run_crawl(spider: str, env: Mapping[str, str], options: dict[str, Any], spar
               feeds: list[str], timeout: float) -> tuple[int, str]:
     """Crawl in this process as ``scrapy crawl SPIDER -a ... -s ... -O FEED`` would with ``env``;
     its exit status and output (the log, then the ``harvester: error:`` line the command prints)."""
-    global _CAPTURE, _TORCH_THREADS  # noqa: PLW0603
+    global _CAPTURE, _TORCH_THREADS
     if not _LOCK.acquire(blocking=False):
         raise RuntimeError("in-process crawls run one at a time")
     try:
@@ -350,7 +350,7 @@ def _stop(run: _Run, future: concurrent.futures.Future[Any]) -> None:
     try:
         asyncio.run_coroutine_threadsafe(run.stop(), loop).result(STOP_GRACE)
         future.result(STOP_GRACE)
-    except BaseException:  # noqa: BLE001 (it is being abandoned; the test fails already)
+    except BaseException:  # it is being abandoned; the test fails already
         logger.exception("A timed-out crawl did not stop cleanly")
 
 

@@ -111,8 +111,9 @@ def test_search_returns_the_right_page(docs_crawl, query, page):
 @pytest.mark.cli
 def test_search_prints_readable_results_and_fails_clearly_without_a_collection(docs_crawl, tmp_path):
     _, workdir, _ = docs_crawl
-    process = run_scrapy(["search", "blueprint"], workdir, timeout=120)
+    process = scrapy_command(["search", "blueprint"], workdir)
     assert process.returncode == 0 and process.stdout.startswith("1. [")
+    # The real command: its exit status and its error on stderr.
     missing = run_scrapy(["search", "--collection", "nothing", "blueprint"], workdir, timeout=120)
     assert missing.returncode == 1 and "no collection 'nothing'" in missing.stderr
 

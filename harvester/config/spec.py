@@ -31,7 +31,7 @@ from harvester.urls.canonical import DEFAULT_STRIP_PARAMS
 from harvester.urls.rules import DEFAULT_SKIP_PATTERNS, check_css, compile_patterns
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping as Environment  # types.Mapping is a setting's value type
 
 RENDER_MODES = ("never", "always", "auto")
 # Playwright's page.goto(wait_until=...) values.
@@ -359,7 +359,7 @@ PROFILE_SETTINGS: dict[str, str] = {s.profile_key: s.name for s in SPEC if s.pro
 ENVIRONMENT: dict[str, str] = {s.env: s.name for s in SPEC if s.env}
 
 
-def environment_settings(environ: Mapping[str, str]) -> dict[str, str]:
+def environment_settings(environ: Environment[str, str]) -> dict[str, str]:
     """The settings the environment variables of ``environ`` give (unset and empty ones give none)."""
     return {setting: environ[variable] for variable, setting in ENVIRONMENT.items() if environ.get(variable)}
 
