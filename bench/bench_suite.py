@@ -43,7 +43,7 @@ def export_tree(ref: str, where: Path) -> Path:
     return tree
 
 
-def run_suite(tree: Path, pytest_args: list[str], timeout: float) -> dict:
+def run_suite(tree: Path, pytest_args: list[str], timeout: float, log: Path) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(tree)}
     command = [str(tree / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--durations=50", *pytest_args]
@@ -57,13 +57,15 @@ def run_suite(tree: Path, pytest_args: list[str], timeout: float) -> dict:
         output, returncode = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or ""), None
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    log.write_text(output)
     summary = [line for line in output.splitlines() if re.search(r"\d+ (passed|failed)", line)]
     slowest = re.findall(r"^([\d.]+)s (setup|call|teardown)\s+(\S+)$", output, re.M)
     return {
         "tree": str(tree), "returncode": returncode, "wall_seconds": round(wall, 1),
         "cpu_seconds": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 1),
         "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
-        "summary": summary[-1] if summary else output[-2000:],
+        "summary": summary[-1] if summary else output[-2000:], "log": str(log),
+        "failures": re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.M),
         "slowest": [{"seconds": float(s), "phase": p, "test": t} for s, p, t in slowest[:50]],
     }
 
@@ -74,6 +76,8 @@ def main() -> None:
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, e.g. \"-m 'not e2e'\"")
     parser.add_argument("--order", default="base,head", help="which suite runs first")
     parser.add_argument("--timeout", type=float, default=5400, help="seconds each suite may take")
+    parser.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()),
+                        help="where each suite's pytest output is written")
     options = parser.parse_args()
     pytest_args = shlex.split(options.pytest_args)
     results: dict = {"date": date.today().isoformat(), "base": options.base, "pytest_args": pytest_args,
@@ -82,8 +86,9 @@ def main() -> None:
         trees = {"base": export_tree(options.base, Path(where)), "head": REPO}
         for name in options.order.split(","):
             print(f"running the {name} suite ({trees[name]})...", file=sys.stderr, flush=True)
-            results[name] = run_suite(trees[name], pytest_args, options.timeout)
-            print(json.dumps({k: v for k, v in results[name].items() if k != "slowest"}), file=sys.stderr)
+            log = options.logs / f"suite_{results['date']}_{name}.log"
+            results[name] = run_suite(trees[name], pytest_args, options.timeout, log)
+            print(json.dumps({k: v for k, v in results[name].items() if k != "slowest"}), file=sys.stderr, flush=True)
     base, head = results["base"], results["head"]
     results["wall_ratio"] = round(head["wall_seconds"] / base["wall_seconds"], 3)
     results["cpu_ratio"] = round(head["cpu_seconds"] / base["cpu_seconds"], 3)
