@@ -240,8 +240,13 @@ SPEC: tuple[Setting, ...] = (
             "of a thread of the crawler", "Chunking and embedding"),
     # The index.
     Setting("HARVESTER_INDEX_ENABLED", True, Bool(), "write to Qdrant (needs embedding)", "Index"),
-    Setting("HARVESTER_QDRANT_PATH", ".harvester/qdrant", Optional(Text(words="directory")), "embedded local "
-            "Qdrant store (one process at a time)", "Index", env="HARVESTER_QDRANT_PATH"),
+    Setting("HARVESTER_QDRANT_PATH", ".harvester/qdrant", Optional(Text(words="directory")), "embedded "
+            "store's folder (when QDRANT_URL is not set)", "Index", env="HARVESTER_QDRANT_PATH"),
+    Setting("HARVESTER_QDRANT_ENGINE", "edge", Choice(("edge", "local")), "embedded engine: `edge` "
+            "(Qdrant's in-process engine, fast) or `local` (qdrant-client's local mode, which LangChain "
+            "and LlamaIndex open; one process at a time)", "Index", env="HARVESTER_QDRANT_ENGINE"),
+    Setting("HARVESTER_QDRANT_WAIT", 600.0, SECONDS, "seconds to wait while another process (a crawl, "
+            "a search, an MCP server) uses the embedded store", "Index"),
     Setting("HARVESTER_QDRANT_COLLECTION", "harvester", Text(), "collection name (also `-a collection=`)",
             "Index", env="HARVESTER_QDRANT_COLLECTION"),
     Setting("HARVESTER_QDRANT_BATCH_SIZE", 256, POSITIVE, "points per upsert", "Index"),

@@ -23,6 +23,8 @@ STATE_KEYS = [
     "metadata.chunk_index",
     "metadata.total_chunks",
     "links",
+    # Present on every point of the current payload layout; a page without it is rewritten.
+    "_node_type",
 ]
 
 
@@ -43,6 +45,7 @@ class StoredPage:
     chunk_ids: set[str] = field(default_factory=set)
     links: list[str] = field(default_factory=list)
     consistent: bool = True
+    current_layout: bool = True
 
     @property
     def validators(self) -> dict[str, str]:
@@ -81,6 +84,7 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
         indexes.add(meta.get("chunk_index", -1))
         totals.add(meta.get("total_chunks", -1))
         page.chunk_ids.add(str(point_id))
+        page.current_layout = page.current_layout and "_node_type" in payload
         page.harvested_at = min(page.harvested_at, meta.get("harvested_at") or "") or page.harvested_at
         if "links" in payload:
             page.links = list(payload.get("links") or [])
@@ -93,25 +97,16 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
     return pages
 
 
-def scroll_state(client: Any, collection: str, batch: int = 1024) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every point's id and re-crawl payload keys (no vectors)."""
-    from qdrant_client import models
-
-    offset = None
-    while True:
-        points, offset = client.scroll(
-            collection, limit=batch, offset=offset, with_vectors=False,
-            with_payload=models.PayloadSelectorInclude(include=STATE_KEYS),
-        )
-        for point in points:
-            yield str(point.id), point.payload or {}
-        if offset is None:
-            return
+def scroll_state(store: Any, collection: str, batch: int = 1024) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every point's id and re-crawl payload keys (no vectors), from a store
+    (``harvester.index.store.Store``)."""
+    for record in store.scroll(collection, keys=STATE_KEYS, batch=batch):
+        yield record.id, record.payload
 
 
-def load_stored_pages(client: Any, collection: str) -> dict[str, StoredPage]:
+def load_stored_pages(store: Any, collection: str) -> dict[str, StoredPage]:
     """The state of every page stored in ``collection``."""
-    return pages_from_points(scroll_state(client, collection))
+    return pages_from_points(scroll_state(store, collection))
 
 
 def parse_lastmod(value: str | None) -> tuple[datetime, bool] | None:
