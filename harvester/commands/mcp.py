@@ -11,8 +11,8 @@ from scrapy.exceptions import UsageError
 from harvester.commands import effective_settings
 from harvester.commands.search import open_settings_store
 from harvester.embedding.folder import ModelUnavailable
-from harvester.embedding.models import backend_options, load_backend
 from harvester.index.store import StoreUnavailable
+from harvester.service.encoder import load_query_embedder
 
 if TYPE_CHECKING:
     import argparse
@@ -49,7 +49,7 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         settings = effective_settings(self.settings)
         try:
-            embedder = load_backend(settings.get("HARVESTER_EMBEDDING_MODEL"), **backend_options(settings))
+            embedder = load_query_embedder(settings)
             store = open_settings_store(settings)
         except (ModelUnavailable, StoreUnavailable) as exc:
             print(f"harvester: error: {exc}", file=sys.stderr)

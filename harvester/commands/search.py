@@ -11,10 +11,10 @@ from scrapy.exceptions import UsageError
 
 from harvester.commands import effective_settings
 from harvester.embedding.folder import ModelUnavailable
-from harvester.embedding.models import backend_options, load_backend
 from harvester.index.engines import legacy_collections, legacy_message, open_store
 from harvester.index.search import search
 from harvester.index.store import Store, StoreUnavailable
+from harvester.service.encoder import load_query_embedder
 
 if TYPE_CHECKING:
     import argparse
@@ -69,7 +69,7 @@ class Command(ScrapyCommand):
         try:
             if not store.exists(collection):
                 raise SearchError(f"no collection {collection!r} at {store.where}: crawl something first")
-            embedder = load_backend(settings.get("HARVESTER_EMBEDDING_MODEL"), **backend_options(settings))
+            embedder = load_query_embedder(settings)
             return search(store, collection, embedder, query, k, mode)
         except StoreUnavailable as exc:
             raise SearchError(str(exc)) from exc

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -27,8 +27,9 @@ from harvester.signals import chunks_superseded, page_aliased, pages_indexed
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
     from harvester.index.store import Store
     from harvester.items import PageItem
@@ -158,7 +159,7 @@ class IndexPipeline:
         of the chunks a page lost: a crawl killed in between leaves points that disagree, which
         the next crawl sees and repairs (``StoredPage.consistent``)."""
         assert self._client is not None
-        harvested_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        harvested_at = datetime.now(UTC).isoformat(timespec="seconds")
         changed = [page for page in pages if self._changed(page)]
         points, payloads = [], []
         for page in changed:

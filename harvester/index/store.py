@@ -15,11 +15,12 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
-
-from qdrant_client import QdrantClient, models
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harvester.index.lexical import document_vector
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
 
 SPARSE_VECTOR = "bm25"
 
@@ -126,6 +127,8 @@ class Store(Protocol):
 
     def count(self, collection: str, scope: Scope | None = None) -> int: ...
 
+    def points(self, collection: str, batch: int = 256) -> Iterator[Point]: ...
+
     def query(self, collection: str, queries: Sequence[Query]) -> list[list[Candidate]]: ...
 
     def close(self) -> None: ...
@@ -133,6 +136,9 @@ class Store(Protocol):
 
 def open_client(url: str | None, api_key: str | None, path: str) -> QdrantClient:
     """A server client when ``url`` is set, else qdrant-client's local mode on disk at ``path``."""
+    # qdrant-client is imported only where it is used: it takes seconds, and the embedded engine's
+    # cold searches do without it.
+    from qdrant_client import QdrantClient
     if url:
         return QdrantClient(url=url, api_key=api_key or None)
     Path(path).mkdir(parents=True, exist_ok=True)
@@ -158,6 +164,7 @@ def ensure_collection(
     Raises CollectionMismatch when it exists without a ``vector`` of ``dimension`` values or without
     the sparse vector.
     """
+    from qdrant_client import models
     if not client.collection_exists(name):
         client.create_collection(
             name,
@@ -211,6 +218,8 @@ def chunk_point_id(url: str, text: str, occurrence: int = 0) -> str:
 def chunk_vectors(dense_name: str, dense: Any, text: str) -> dict[str, Any]:
     """The named vectors of one point: dense from the model (a sequence or a numpy row), sparse
     from the text."""
+    from qdrant_client import models
+
     indices, values = document_vector(text)
     dense_list = dense.tolist() if hasattr(dense, "tolist") else list(dense)
     return {dense_name: dense_list, SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from harvester.index.engines.client import ClientStore
 from harvester.index.engines.edge import EdgeStore, edge_collections
 from harvester.index.store import Store, StoreUnavailable, local_mode_collections, open_client
 
@@ -16,6 +15,9 @@ ENGINES = ("edge", "local")
 def open_store(url: str | None, api_key: str | None, path: str, engine: str = "edge",
                wait: float = 60.0) -> Store:
     """The store at ``url`` (a server) or ``path`` (embedded, by ``engine``)."""
+    # The client engine is imported when used: qdrant-client takes seconds to import.
+    from harvester.index.engines.client import ClientStore
+
     if url:
         return ClientStore(open_client(url, api_key, path), engine="server", where=url)
     if engine == "local":
@@ -47,4 +49,6 @@ def as_store(client: Any) -> Store:
     query API) is wrapped."""
     if hasattr(client, "dense_vectors"):
         return client
+    from harvester.index.engines.client import ClientStore
+
     return ClientStore(client)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from harvester.index.store import (
     SPARSE_VECTOR,
@@ -103,6 +103,17 @@ class ClientStore:
     def count(self, collection: str, scope: Scope | None = None) -> int:
         return self.client.count(collection, count_filter=client_filter(scope), exact=True).count
 
+    def points(self, collection: str, batch: int = 256) -> Iterator[Point]:
+        """Every point with its vectors (for an export)."""
+        offset = None
+        while True:
+            records, offset = self.client.scroll(collection, limit=batch, offset=offset, with_vectors=True,
+                                                 with_payload=True)
+            for record in records:
+                yield _point(record.id, record.vector, record.payload)
+            if offset is None:
+                return
+
     def query(self, collection: str, queries: Sequence[Query]) -> list[list[Candidate]]:
         requests = [models.QueryRequest(
             query=q.dense if q.dense is not None else models.SparseVector(indices=q.sparse[0], values=q.sparse[1]),
@@ -123,3 +134,13 @@ def _vectors(point: Point) -> dict[str, Any]:
     if point.sparse is not None:
         vectors[SPARSE_VECTOR] = models.SparseVector(indices=point.sparse[0], values=point.sparse[1])
     return vectors
+
+
+def _point(point_id: Any, vectors: Any, payload: dict[str, Any] | None) -> Point:
+    dense_name, dense, sparse = "", None, None
+    for name, value in (vectors or {}).items():
+        if name == SPARSE_VECTOR:
+            sparse = (list(value.indices), list(value.values))
+        else:
+            dense_name, dense = name, list(value)
+    return Point(id=str(point_id), payload=payload or {}, dense=dense, sparse=sparse, using=dense_name)

@@ -244,6 +244,23 @@ class EdgeStore:
     def count(self, collection: str, scope: Scope | None = None) -> int:
         return self._run(collection, lambda s: s.count(edge.CountRequest(exact=True, filter=edge_filter(scope))))
 
+    def points(self, collection: str, batch: int = 256) -> Iterator[Point]:
+        """Every point with its vectors (for an export)."""
+        offset = None
+        while True:
+            request = edge.ScrollRequest(offset=offset, limit=batch, with_payload=True, with_vector=True)
+            records, offset = self._run(collection, lambda s, r=request: s.scroll(r))
+            for record in records:
+                dense_name, dense, sparse = "", None, None
+                for name, value in (record.vector or {}).items():
+                    if name == SPARSE_VECTOR:
+                        sparse = (list(value.indices), list(value.values))
+                    else:
+                        dense_name, dense = name, list(value)
+                yield Point(str(record.id), record.payload or {}, dense, sparse, dense_name)
+            if offset is None:
+                return
+
     def query(self, collection: str, queries: Sequence[Query]) -> list[list[Candidate]]:
         requests = [edge.QueryRequest(
             limit=q.limit,

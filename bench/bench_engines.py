@@ -1,0 +1,222 @@
+"""The embedded engines side by side on a 35,000-chunk collection, and the query latency targets.
+
+Collection: real documentation text (the flask, requests and scrapy pages of the public kit's truth
+files, cut into heading-scoped chunks of about 150 words) embedded with the real model; copies up
+to ``--points`` with their words lightly shuffled, their URLs moved to other sites and their
+vectors jittered (Gaussian noise, renormalised), so every point is distinct and the collection
+looks like many sites of documentation. BM25 sparse vectors are computed from each point's text.
+
+Per engine (qdrant-edge, Harvester's default; qdrant-client's local mode): insert time (against
+the model's own embedding throughput on the same chunks), reopen time, store-only query latency
+(dense, sparse, filtered), and the warm hybrid query through ``harvester.index.search.search`` with
+the model loaded (what the MCP server does per call). Then cold ``scrapy search`` wall times on
+the edge store.
+
+    .venv/bin/python bench/bench_engines.py [--points 35000] [--queries 200] [--local-queries 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np
+
+from harvester.embedding.folder import DEFAULT_MODEL
+from harvester.embedding.models import load_embedder
+from harvester.index.engines import open_store
+from harvester.index.lexical import query_vector
+from harvester.index.search import search
+from harvester.index.store import Query, Scope, chunk_payload, chunk_point
+
+EVAL = REPO.parent / "shared" / "eval"
+CORPORA = ("flask", "requests", "scrapy")
+
+
+class _Page:
+    """The page fields ``chunk_payload`` reads."""
+
+    def __init__(self, url: str, title: str, chunks: list[dict]) -> None:
+        self.url, self.title, self.chunks = url, title, chunks
+        self.source_type, self.domain = "html", url.split("/")[2]
+        self.section, self.breadcrumbs = url.split("/")[3] if url.count("/") > 3 else "", []
+        self.content_hash, self.etag, self.last_modified = "0" * 16, None, None
+
+
+def real_chunks() -> list[dict]:
+    """Heading-scoped chunks of about 150 words from the kit's truth pages."""
+    out: list[dict] = []
+    for corpus in CORPORA:
+        for line in (EVAL / "truth" / f"{corpus}.jsonl").read_text().splitlines():
+            page = json.loads(line)
+            path, words = [page.get("title") or ""], []
+            for block in [*page.get("blocks", []), ["h", 1, ""]]:  # a last heading flushes the tail
+                if block[0] == "h" or len(words) >= 150:
+                    if len(words) >= 20:
+                        out.append({"corpus": corpus, "path": page["url"], "title": page.get("title") or "",
+                                    "headings": list(path), "text": " ".join(words)})
+                    words = []
+                if block[0] == "h":
+                    path = path[: max(1, block[1])] + [block[2]]
+                else:
+                    words.extend(str(block[-1]).split())
+    return out
+
+
+def build_points(chunks: list[dict], vectors: np.ndarray, total: int, vector: str, seed: int = 7) -> list:
+    rng = random.Random(seed)
+    noise = np.random.default_rng(seed)
+    points = []
+    for n in range(total):
+        base = chunks[n % len(chunks)]
+        copy = n // len(chunks)
+        words = base["text"].split()
+        if copy:
+            for _ in range(max(1, len(words) // 10)):  # swap about a tenth of the words
+                i, j = rng.randrange(len(words)), rng.randrange(len(words))
+                words[i], words[j] = words[j], words[i]
+        text = " ".join(words)
+        dense = vectors[n % len(chunks)]
+        if copy:
+            dense = dense + noise.normal(0, 0.02, dense.shape)
+            dense = dense / np.linalg.norm(dense)
+        url = f"https://{base['corpus']}-{copy}.docs.test{base['path']}"
+        chunk = {"id": "", "index": n % 1000, "text": text, "heading_path": base["headings"], "token_count": 0}
+        from harvester.index.store import chunk_point_id
+
+        chunk["id"] = chunk_point_id(url, text, n)
+        page = _Page(url, base["title"], [chunk])
+        points.append(chunk_point(chunk["id"], vector, dense, text, chunk_payload(page, chunk, "2026-12-01T00:00:00")))
+    return points
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"p50_ms": round(1000 * statistics.median(ordered), 2),
+            "p95_ms": round(1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
+            "n": len(ordered)}
+
+
+def questions() -> list[str]:
+    out = []
+    for path in sorted((EVAL / "questions").glob("*.jsonl")):
+        out.extend(json.loads(line)["query"] for line in path.read_text().splitlines() if line.strip())
+    return out
+
+
+def bench_engine(engine: str, points: list, path: Path, embedder, queries: list[str], batch: int) -> dict:
+    result: dict = {"engine": engine}
+    store = open_store(None, None, str(path), engine)
+    store.ensure_collection("c", embedder.vector_name, embedder.dimension)
+    start = time.perf_counter()
+    for i in range(0, len(points), batch):
+        store.upsert("c", points[i:i + batch])
+    result["insert_s"] = round(time.perf_counter() - start, 2)
+    result["insert_points_per_s"] = round(len(points) / result["insert_s"], 1)
+    store.close()
+    start = time.perf_counter()
+    store = open_store(None, None, str(path), engine)
+    result["count"] = store.count("c")
+    result["reopen_s"] = round(time.perf_counter() - start, 3)
+    dense_vectors = [embedder.encode([q], batch_size=1)[0].tolist() for q in queries]
+    timings: dict[str, list[float]] = {"dense": [], "sparse": [], "dense_filtered": [], "hybrid_store": []}
+    site = Scope(domain=points[len(points) // 2].payload["metadata"]["domain"])
+    for q, dense in zip(queries, dense_vectors, strict=True):
+        sparse = query_vector(q)
+        for name, request in (("dense", [Query(20, using=embedder.vector_name, dense=dense)]),
+                              ("sparse", [Query(20, sparse=sparse)]),
+                              ("dense_filtered", [Query(20, using=embedder.vector_name, dense=dense, scope=site)]),
+                              ("hybrid_store", [Query(20, using=embedder.vector_name, dense=dense),
+                                                Query(20, sparse=sparse)])):
+            start = time.perf_counter()
+            store.query("c", request)
+            timings[name].append(time.perf_counter() - start)
+    result["store_only"] = {name: percentiles(values) for name, values in timings.items()}
+    warm = []
+    for q in queries:
+        start = time.perf_counter()
+        search(store, "c", embedder, q, 5)
+        warm.append(time.perf_counter() - start)
+    result["warm_hybrid_search"] = percentiles(warm)
+    store.close()
+    result["disk_mb"] = round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
+    return result
+
+
+def cold_search(path: Path, queries: list[str], runs: int) -> dict:
+    env = dict(os.environ, HARVESTER_QDRANT_PATH=str(path), HARVESTER_QDRANT_COLLECTION="c", HF_HUB_OFFLINE="1",
+               PYTHONPATH=str(REPO))
+    walls = []
+    for q in queries[:runs]:
+        start = time.perf_counter()
+        process = subprocess.run([sys.executable, "-m", "scrapy", "search", "-k", "5", q], cwd=REPO, env=env,
+                                 capture_output=True, text=True, timeout=300, check=False)
+        walls.append(time.perf_counter() - start)
+        if process.returncode != 0:
+            raise RuntimeError(process.stderr[-2000:])
+    return {"wall_s": [round(w, 2) for w in walls], "median_s": round(statistics.median(walls), 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--points", type=int, default=35000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--local-queries", type=int, default=30)
+    parser.add_argument("--cold-runs", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument("--real-limit", type=int, default=0, help="embed only this many real chunks (smoke runs)")
+    args = parser.parse_args()
+
+    load = os.getloadavg()
+    embedder = load_embedder(DEFAULT_MODEL)
+    chunks = real_chunks()
+    if args.real_limit:
+        chunks = chunks[:args.real_limit]
+    start = time.perf_counter()
+    vectors = embedder.encode([c["text"] for c in chunks], batch_size=32)
+    embed_s = time.perf_counter() - start
+    model_rate = len(chunks) / embed_s
+    print(f"{len(chunks)} real chunks embedded at {model_rate:.1f} chunks/s", flush=True)
+    points = build_points(chunks, vectors, args.points, embedder.vector_name)
+    qs = questions()
+    random.Random(1).shuffle(qs)
+    results = {"date": str(date.today()), "points": len(points), "real_chunks": len(chunks),
+               "model_chunks_per_s": round(model_rate, 1), "load_before": [round(x, 2) for x in load],
+               "engines": []}
+    with tempfile.TemporaryDirectory(prefix="bench-engines-") as work:
+        edge = bench_engine("edge", points, Path(work) / "edge", embedder, qs[:args.queries], args.batch)
+        edge["insert_vs_model"] = round(edge["insert_points_per_s"] / model_rate, 1)
+        print(json.dumps(edge), flush=True)
+        results["engines"].append(edge)
+        results["cold_scrapy_search"] = cold_search(Path(work) / "edge", qs, args.cold_runs)
+        print(json.dumps(results["cold_scrapy_search"]), flush=True)
+        if not args.skip_local:
+            local = bench_engine("local", points, Path(work) / "local", embedder, qs[:args.local_queries], args.batch)
+            local["insert_vs_model"] = round(local["insert_points_per_s"] / model_rate, 1)
+            print(json.dumps(local), flush=True)
+            results["engines"].append(local)
+    results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    results["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    out = REPO / "bench" / "results" / f"engines_{date.today()}.json"
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(results, indent=1))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
