@@ -104,6 +104,24 @@ def build_points(chunks: list[dict], vectors: np.ndarray, total: int, vector: st
     return points
 
 
+def payload_overhead(points: list) -> dict:
+    """What LlamaIndex's node fields add to each point, against the payload without them and the
+    whole point (payload JSON, float32 dense vector, sparse indices and values at 4 bytes each)."""
+    from harvester.index.store import NODE_CONTENT, NODE_TYPE
+
+    def size(payload: dict) -> int:
+        return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode())
+
+    full = [size(p.payload) for p in points]
+    bare = [size({k: v for k, v in p.payload.items() if k not in (NODE_CONTENT, NODE_TYPE)}) for p in points]
+    vectors = [4 * len(p.dense) + 8 * len(p.sparse[0]) for p in points]
+    added = statistics.mean(full) - statistics.mean(bare)
+    return {"payload_bytes_without_node": round(statistics.mean(bare)), "payload_bytes": round(statistics.mean(full)),
+            "vector_bytes": round(statistics.mean(vectors)), "node_fields_bytes": round(added),
+            "of_payload": round(added / statistics.mean(bare), 3),
+            "of_point": round(added / (statistics.mean(bare) + statistics.mean(vectors)), 3)}
+
+
 def percentiles(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     return {"p50_ms": round(1000 * statistics.median(ordered), 2),
@@ -153,13 +171,14 @@ def bench_engine(engine: str, points: list, path: Path, embedder, queries: list[
         warm.append(time.perf_counter() - start)
     result["warm_hybrid_search"] = percentiles(warm)
     store.close()
-    result["disk_mb"] = round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
+    # Blocks in use, not apparent sizes: the edge engine's files are sparse, preallocated mmaps.
+    result["disk_mb"] = round(sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file()) / 2**20, 1)
     return result
 
 
-def cold_search(path: Path, queries: list[str], runs: int) -> dict:
+def cold_search(path: Path, queries: list[str], runs: int, **extra: str) -> dict:
     env = dict(os.environ, HARVESTER_QDRANT_PATH=str(path), HARVESTER_QDRANT_COLLECTION="c", HF_HUB_OFFLINE="1",
-               PYTHONPATH=str(REPO))
+               PYTHONPATH=str(REPO), **extra)
     walls = []
     for q in queries[:runs]:
         start = time.perf_counter()
@@ -179,6 +198,8 @@ def main() -> None:
     parser.add_argument("--cold-runs", type=int, default=5)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument("--local-points", type=int, default=0, help="fewer points for local mode (default: all)")
+    parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "harvester-bench-engines.npy"))
     parser.add_argument("--real-limit", type=int, default=0, help="embed only this many real chunks (smoke runs)")
     args = parser.parse_args()
 
@@ -187,26 +208,40 @@ def main() -> None:
     chunks = real_chunks()
     if args.real_limit:
         chunks = chunks[:args.real_limit]
+    # The model's throughput is measured on a sample every run; the vectors of all the real chunks
+    # are cached between runs (embedding them all takes minutes on a loaded machine).
+    sample = [c["text"] for c in chunks[:256]]
     start = time.perf_counter()
-    vectors = embedder.encode([c["text"] for c in chunks], batch_size=32)
-    embed_s = time.perf_counter() - start
-    model_rate = len(chunks) / embed_s
+    embedder.encode(sample, batch_size=32)
+    model_rate = len(sample) / (time.perf_counter() - start)
+    cache = Path(args.cache)
+    if cache.is_file() and np.load(cache).shape[0] == len(chunks):
+        vectors = np.load(cache)
+    else:
+        vectors = embedder.encode([c["text"] for c in chunks], batch_size=32)
+        np.save(cache, vectors)
     print(f"{len(chunks)} real chunks embedded at {model_rate:.1f} chunks/s", flush=True)
     points = build_points(chunks, vectors, args.points, embedder.vector_name)
+    results_overhead = payload_overhead(points[:len(chunks)])
+    print(json.dumps({"overhead": results_overhead}), flush=True)
     qs = questions()
     random.Random(1).shuffle(qs)
     results = {"date": str(date.today()), "points": len(points), "real_chunks": len(chunks),
                "model_chunks_per_s": round(model_rate, 1), "load_before": [round(x, 2) for x in load],
-               "engines": []}
+               "payload_overhead": results_overhead, "engines": []}
     with tempfile.TemporaryDirectory(prefix="bench-engines-") as work:
         edge = bench_engine("edge", points, Path(work) / "edge", embedder, qs[:args.queries], args.batch)
         edge["insert_vs_model"] = round(edge["insert_points_per_s"] / model_rate, 1)
         print(json.dumps(edge), flush=True)
         results["engines"].append(edge)
         results["cold_scrapy_search"] = cold_search(Path(work) / "edge", qs, args.cold_runs)
+        results["cold_scrapy_search_model_backend"] = cold_search(
+            Path(work) / "edge", qs, max(1, args.cold_runs // 2), HARVESTER_QUERY_ENCODER="model")
         print(json.dumps(results["cold_scrapy_search"]), flush=True)
         if not args.skip_local:
-            local = bench_engine("local", points, Path(work) / "local", embedder, qs[:args.local_queries], args.batch)
+            local_points = points[:args.local_points] if args.local_points else points
+            local = bench_engine("local", local_points, Path(work) / "local", embedder, qs[:args.local_queries],
+                                 args.batch)
             local["insert_vs_model"] = round(local["insert_points_per_s"] / model_rate, 1)
             print(json.dumps(local), flush=True)
             results["engines"].append(local)

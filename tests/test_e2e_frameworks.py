@@ -104,3 +104,21 @@ def test_llamaindex_reads_the_collection_with_flat_metadata_and_the_text_once(ex
     retriever = VectorStoreIndex.from_vector_store(hybrid, embed_model=embedding).as_retriever(
         similarity_top_k=1, sparse_top_k=5, vector_store_query_mode="hybrid")
     assert retriever.retrieve(query)[0].node.metadata["source_url"] == page["url"]
+
+
+def test_a_recrawl_adds_the_node_fields_to_an_older_collection_without_embedding(tmp_path):
+    from tests.conftest import qdrant_points
+
+    with SiteServer(routes=chain_site()) as server:
+        old = crawl("docs", server.url + "docs/p1.html", tmp_path,
+                    settings={"HARVESTER_QDRANT_LLAMAINDEX_NODES": "0"})
+        assert old.returncode == 0, old.output
+        before = {p.id: p.payload for p in qdrant_points(tmp_path / "qdrant")}
+        assert before and not any("_node_content" in p for p in before.values())
+        again = crawl("docs", server.url + "docs/p1.html", tmp_path, settings={},
+                      feed="again.jsonl")
+    assert again.returncode == 0, again.output
+    after = {p.id: p.payload for p in qdrant_points(tmp_path / "qdrant")}
+    assert set(after) == set(before)
+    assert all("_node_content" in p for p in after.values()), "every payload rewritten"
+    assert again.report["recrawl"]["chunks_embedded"] == 0, "the vectors were kept"

@@ -70,6 +70,7 @@ class IndexPipeline:
         self._path = settings.get("HARVESTER_QDRANT_PATH")
         self._engine = settings.get("HARVESTER_QDRANT_ENGINE")
         self._wait = settings.getfloat("HARVESTER_QDRANT_WAIT")
+        self._nodes = settings.getbool("HARVESTER_QDRANT_LLAMAINDEX_NODES")
         self._collection = settings.get("HARVESTER_QDRANT_COLLECTION")
         self._batch_size = settings.getint("HARVESTER_QDRANT_BATCH_SIZE")
         self._model_name = settings.get("HARVESTER_EMBEDDING_MODEL")
@@ -121,6 +122,9 @@ class IndexPipeline:
         self._recrawl = self._crawler.get_extension(Recrawl)
         if self._recrawl is not None:
             pages = {} if created else await self._worker.run(load_stored_pages, self._client, self._collection)
+            for page in pages.values():
+                # LlamaIndex's node fields turned on (an older collection) or off: rewrite them.
+                page.refresh_payload = page.node_fields != self._nodes
             self._recrawl.load(pages)
             self._recrawl.set_pruner(self._prune)
 
@@ -164,7 +168,7 @@ class IndexPipeline:
         points, payloads = [], []
         for page in changed:
             for chunk, vector in zip(page.chunks, page.vectors or (), strict=True):
-                payload = chunk_payload(page, chunk, harvested_at)
+                payload = chunk_payload(page, chunk, harvested_at, nodes=self._nodes)
                 if chunk["index"] == 0:
                     payload["links"] = list(page.links)
                 if vector is None:
@@ -206,8 +210,8 @@ class IndexPipeline:
             return True
         self._recrawl.count("unchanged_hash")
         # Same content: rewrite the payloads only when the validators or links changed, or when
-        # they were written in an older payload layout (migrated in place, vectors kept).
-        return not stored.current_layout or (stored.etag, stored.last_modified, stored.links) != (
+        # the LlamaIndex node fields were turned on or off since (rewritten in place, vectors kept).
+        return self._nodes != stored.node_fields or (stored.etag, stored.last_modified, stored.links) != (
             page.etag, page.last_modified, list(page.links)
         )
 

@@ -225,9 +225,9 @@ def chunk_vectors(dense_name: str, dense: Any, text: str) -> dict[str, Any]:
     return {dense_name: dense_list, SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)}
 
 
-def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str) -> dict[str, Any]:
+def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes: bool = True) -> dict[str, Any]:
     """The payload of one chunk's point: ``page_content`` + ``metadata``, as LangChain reads it,
-    and LlamaIndex's node fields (``node_fields``)."""
+    and with ``nodes`` LlamaIndex's node fields (``node_fields``)."""
     payload = {
         "page_content": chunk["text"],
         "metadata": {
@@ -253,7 +253,8 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str) -> dict[s
             "boilerplate": bool(chunk.get("boilerplate")),
         },
     }
-    payload.update(node_fields(chunk["id"], payload))
+    if nodes:
+        payload.update(node_fields(chunk["id"], payload))
     return payload
 
 

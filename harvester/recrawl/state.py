@@ -23,7 +23,8 @@ STATE_KEYS = [
     "metadata.chunk_index",
     "metadata.total_chunks",
     "links",
-    # Present on every point of the current payload layout; a page without it is rewritten.
+    # LlamaIndex's node fields: a page whose points lack them (or have them) against the setting
+    # HARVESTER_QDRANT_LLAMAINDEX_NODES is rewritten.
     "_node_type",
 ]
 
@@ -45,12 +46,15 @@ class StoredPage:
     chunk_ids: set[str] = field(default_factory=set)
     links: list[str] = field(default_factory=list)
     consistent: bool = True
-    current_layout: bool = True
+    node_fields: bool = True
+    # Set when the payloads must be rewritten although the page did not change (the index pipeline
+    # decides): the page is fetched without validators so that it reaches the pipeline.
+    refresh_payload: bool = False
 
     @property
     def validators(self) -> dict[str, str]:
         """The conditional request headers for this page (none if it must be fetched again)."""
-        if not self.consistent:
+        if not self.consistent or self.refresh_payload:
             return {}
         headers = {}
         if self.etag:
@@ -84,7 +88,7 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
         indexes.add(meta.get("chunk_index", -1))
         totals.add(meta.get("total_chunks", -1))
         page.chunk_ids.add(str(point_id))
-        page.current_layout = page.current_layout and "_node_type" in payload
+        page.node_fields = page.node_fields and "_node_type" in payload
         page.harvested_at = min(page.harvested_at, meta.get("harvested_at") or "") or page.harvested_at
         if "links" in payload:
             page.links = list(payload.get("links") or [])
