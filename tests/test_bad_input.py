@@ -8,7 +8,6 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from harvester.index.engines import open_store
-
 from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
 from tests.sites import chain_site
 from tests.sitesrv import Route, SiteServer

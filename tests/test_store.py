@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 
 from harvester.index.engines import open_store
-from harvester.index.store import NODE_CONTENT, Point, Query, Scope, StoreUnavailable, chunk_point_id
+from harvester.index.store import (
+    NODE_CONTENT,
+    Point,
+    Query,
+    Scope,
+    StoreUnavailable,
+    chunk_point_id,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -176,3 +183,25 @@ def test_fast_query_encoder_matches_the_model(tmp_path):
     assert encoder.vector_name == model.vector_name and encoder.dimension == model.dimension
     assert np.min(np.sum(fast * slow, axis=1)) > 0.9999
     assert load_onnx_query_encoder(DEFAULT_MODEL, str(tmp_path / "empty"), export=False) is None
+
+
+def test_an_old_local_mode_collection_is_found_and_moved_beside_itself(tmp_path):
+    from harvester.index.engines import legacy_collections
+    from harvester.index.export import export_collection
+
+    path = str(tmp_path / "q")
+    old = open_store(None, None, path, "local")
+    old.ensure_collection("c", "m", 8)
+    old.upsert("c", points())
+    old.close()
+    assert legacy_collections(path) == ["c"]
+    source, target = open_store(None, None, path, "local"), open_store(None, None, path, "edge")
+    try:
+        assert export_collection(source, "c", target) == 4
+    finally:
+        source.close()
+        target.close()
+    assert legacy_collections(path) == []
+    store = open_store(None, None, path, "edge")
+    assert store.count("c") == 4
+    store.close()

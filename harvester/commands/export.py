@@ -34,9 +34,10 @@ class Command(ScrapyCommand):
         parser.add_argument("--collection", help="collection (default HARVESTER_QDRANT_COLLECTION)")
         parser.add_argument("--as", dest="target_name", help="name in the target (default: the same)")
         targets = parser.add_mutually_exclusive_group()
-        targets.add_argument("--to-url", help="a Qdrant server (its API key: QDRANT_EXPORT_API_KEY env)")
+        targets.add_argument("--to-url", help="a Qdrant server")
         targets.add_argument("--to-path", help="a qdrant-client local-mode folder (LangChain, LlamaIndex)")
         targets.add_argument("--to-edge", help="an embedded-engine store folder (HARVESTER_QDRANT_PATH)")
+        parser.add_argument("--to-api-key", help="the target server's API key")
         parser.add_argument("--from-engine", choices=("edge", "local"),
                             help="read the embedded store with this engine (default HARVESTER_QDRANT_ENGINE)")
 
@@ -63,7 +64,7 @@ class Command(ScrapyCommand):
                 return self._fail(f"no collection {collection!r} at {source.where}")
             if opts.to_edge and engine == "edge" and not url and os.path.abspath(opts.to_edge) == os.path.abspath(path):
                 return self._fail("the target is the source store")
-            target = open_store(opts.to_url, os.environ.get("QDRANT_EXPORT_API_KEY"),
+            target = open_store(opts.to_url, opts.to_api_key,
                                 opts.to_path or opts.to_edge, "local" if opts.to_path else "edge")
             try:
                 copied = export_collection(source, collection, target, opts.target_name)
