@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from harvester.commands import effective_settings
-from harvester.commands.search import open_settings_store
+from harvester.commands.search import index_settings, open_settings_store
 from harvester.embedding.folder import ModelUnavailable
 from harvester.index.store import StoreUnavailable
 from harvester.service.encoder import load_query_embedder
@@ -47,7 +46,7 @@ class Command(ScrapyCommand):
         if opts.http and not loopback(opts.host):
             raise UsageError(f"--host must be a loopback address (127.0.0.1, ::1), not {opts.host!r}")
         assert self.settings is not None
-        settings = effective_settings(self.settings)
+        settings = index_settings(self.settings)
         try:
             embedder = load_query_embedder(settings)
             store = open_settings_store(settings)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from harvester.commands import effective_settings
 from harvester.embedding.folder import ModelUnavailable
 from harvester.index.engines import legacy_collections, legacy_message, open_store
 from harvester.index.search import search
@@ -60,7 +59,7 @@ class Command(ScrapyCommand):
 
     def _search(self, query: str, k: int, collection: str | None, mode: str) -> list[dict[str, Any]]:
         assert self.settings is not None
-        settings = effective_settings(self.settings)
+        settings = index_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
         try:
             store = open_settings_store(settings, collection)
@@ -75,6 +74,18 @@ class Command(ScrapyCommand):
             raise SearchError(str(exc)) from exc
         finally:
             store.close()
+
+
+def index_settings(settings: Settings) -> Settings:
+    """Project settings with the spec's defaults under them: what the store and the query encoder
+    read. Lighter than ``effective_settings`` (no add-on, so no component is imported), which a
+    cold search cannot afford."""
+    from harvester.config.spec import defaults
+
+    merged = settings.copy()
+    for name, value in defaults().items():
+        merged.set(name, value, "addon")
+    return merged
 
 
 def open_settings_store(settings: Settings, collection: str | None = None) -> Store:

@@ -15,7 +15,9 @@ ENGINES = ("edge", "local")
 def open_store(url: str | None, api_key: str | None, path: str, engine: str = "edge",
                wait: float = 60.0) -> Store:
     """The store at ``url`` (a server) or ``path`` (embedded, by ``engine``)."""
-    # The client engine is imported when used: qdrant-client takes seconds to import.
+    if engine == "edge" and not url:
+        return EdgeStore(path, wait=wait)
+    # Imported only for these engines: qdrant-client takes seconds to import.
     from harvester.index.engines.client import ClientStore
 
     if url:
@@ -26,9 +28,7 @@ def open_store(url: str | None, api_key: str | None, path: str, engine: str = "e
         except RuntimeError as exc:  # "already accessed by another instance"
             raise StoreUnavailable(f"{path}: {exc}") from exc
         return ClientStore(client, engine="local", where=path)
-    if engine != "edge":
-        raise ValueError(f"unknown store engine {engine!r}: one of {ENGINES}")
-    return EdgeStore(path, wait=wait)
+    raise ValueError(f"unknown store engine {engine!r}: one of {ENGINES}")
 
 
 def legacy_collections(path: str) -> list[str]:
