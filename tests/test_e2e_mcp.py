@@ -96,3 +96,55 @@ def test_mcp_http_refuses_a_non_loopback_host(tmp_path):
     process = run_scrapy(["mcp", "--http", "--host", "0.0.0.0"], tmp_path, timeout=120)
     assert process.returncode == 2
     assert "loopback" in process.stderr
+
+
+def test_mcp_over_streamable_http_on_loopback(tmp_path):
+    import socket
+    import subprocess
+    import time
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    from harvester.embedding.folder import DEFAULT_MODEL
+    from harvester.embedding.models import load_embedder
+    from harvester.index.engines import open_store
+    from harvester.index.store import chunk_point
+
+    embedder = load_embedder(DEFAULT_MODEL)
+    texts = {"http://docs.test/a.html": "Routing maps URLs to view functions with the route decorator.",
+             "http://docs.test/b.html": "Templates are rendered with Jinja and a context of variables."}
+    store = open_store(None, None, str(tmp_path / "qdrant"))
+    store.ensure_collection("harvester", embedder.vector_name, embedder.dimension)
+    store.upsert("harvester", [
+        chunk_point(f"00000000-0000-0000-0000-00000000000{i}", embedder.vector_name, vector, text,
+                    {"page_content": text, "metadata": {"source_url": url, "title": url[-6:], "headings": [],
+                                                        "chunk_index": 0, "domain": "docs.test"}})
+        for i, ((url, text), vector) in enumerate(zip(texts.items(), embedder.encode(list(texts.values()), 2),
+                                                      strict=True))])
+    store.close()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "scrapy", "mcp", "--http", "--port", str(port)], cwd=REPO,
+                              env=scrapy_env(tmp_path, NO_PROXY="127.0.0.1"), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert server.poll() is None, server.stderr.read()[-2000:]
+            time.sleep(0.5)
+
+        async def ask() -> Any:
+            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                return structured(await session.call_tool("search", {"query": "how do routes work", "k": 1}))
+
+        (hit,) = anyio.run(ask)
+        assert hit["url"] == "http://docs.test/a.html"
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
