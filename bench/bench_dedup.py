@@ -90,16 +90,12 @@ def raw_search(client, embedder, query: str) -> list[dict[str, Any]]:  # type: i
 
 
 def points_of(client) -> list[Any]:  # type: ignore[no-untyped-def]
-    points, offset = [], None
-    while True:
-        batch, offset = client.scroll("harvester", limit=1024, offset=offset, with_payload=True)
-        points.extend(batch)
-        if offset is None:
-            return points
+    """Every point (``id``, ``payload``) of the crawl's store."""
+    return list(client.scroll("harvester"))
 
 
 def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder, inject: bool) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    from qdrant_client import QdrantClient
+    from harvester.index.engines import open_store
 
     server_class = InjectingServer if inject else SiteServer
     with tempfile.TemporaryDirectory() as tmp, server_class(root=Path(ROOTS[corpus])) as server:
@@ -112,7 +108,7 @@ def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder, inj
         queries = [json.loads(line) for line in (work / "q.jsonl").read_text().splitlines()]
         report = result.report or {}
         stats = _stats(result.output)
-        client = QdrantClient(path=str(work / "qdrant"))
+        client = open_store(None, None, str(work / "qdrant"))
         try:
             points = points_of(client)
             texts = Counter(normalised(p.payload["page_content"]) for p in points)

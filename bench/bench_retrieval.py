@@ -87,7 +87,7 @@ def main() -> None:
                         help="keep each corpus's crawl here and reuse it on the next run (tuning)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from qdrant_client import QdrantClient
+    from harvester.index.engines import open_store
 
     scorer = scorer_module()
     embedder = CachedQueries(load_embedder(DEFAULT_MODEL))
@@ -106,7 +106,7 @@ def main() -> None:
             meta = json.loads((EVAL / "truth" / f"{corpus}.meta.json").read_text())
             known = {page["url"] for page in truth}
             aliases = meta.get("aliases", {})
-            client = QdrantClient(path=str(work / "qdrant"))
+            client = open_store(None, None, str(work / "qdrant"))
             for mode, tuning in configurations(args.grid):
                 label = (f"{mode} {tuning.fusion} depth={tuning.depth} w={tuning.dense_weight}/{tuning.sparse_weight}"
                          + (f" k={tuning.rrf_k}" if tuning.fusion == "rrf" else ""))

@@ -163,6 +163,23 @@ def test_collection_is_created_once_and_checked_against_the_model(tmp_path):
         client.close()
 
 
+def test_embedded_collection_is_created_once_and_checked_against_the_model(tmp_path):
+    from harvester.index.engines import open_store
+    from harvester.index.store import CollectionMismatch
+
+    store = open_store(None, None, str(tmp_path / "q"))
+    try:
+        assert store.ensure_collection("c", "model-a", 8) is True
+        assert store.ensure_collection("c", "model-a", 8) is False
+        with pytest.raises(CollectionMismatch, match="stores 8-dimensional"):
+            store.ensure_collection("c", "model-a", 16)
+        with pytest.raises(CollectionMismatch, match="no vector named 'model-b'"):
+            store.ensure_collection("c", "model-b", 8)
+        assert store.collections() == ["c"]
+    finally:
+        store.close()
+
+
 def test_context_lines_shrink_when_they_would_break_the_limit():
     from harvester.chunking.chunker import TextChunk, whitespace_counter
 

@@ -9,14 +9,16 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from harvester.commands import effective_settings
 from harvester.embedding.folder import ModelUnavailable
-from harvester.embedding.models import backend_options, load_backend
+from harvester.index.engines import legacy_collections, legacy_message, open_store
 from harvester.index.search import search
-from harvester.index.store import open_client
+from harvester.index.store import Store, StoreUnavailable
+from harvester.service.encoder import load_query_embedder
 
 if TYPE_CHECKING:
     import argparse
+
+    from scrapy.settings import Settings
 
 
 class Command(ScrapyCommand):
@@ -57,23 +59,49 @@ class Command(ScrapyCommand):
 
     def _search(self, query: str, k: int, collection: str | None, mode: str) -> list[dict[str, Any]]:
         assert self.settings is not None
-        settings = effective_settings(self.settings)
+        settings = index_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
-        embedder = load_backend(settings.get("HARVESTER_EMBEDDING_MODEL"), **backend_options(settings))
-        where = settings.get("QDRANT_URL") or settings.get("HARVESTER_QDRANT_PATH")
         try:
-            client = open_client(
-                settings.get("QDRANT_URL"), settings.get("QDRANT_API_KEY"),
-                settings.get("HARVESTER_QDRANT_PATH"),
-            )
-        except Exception as exc:  # a locked local store, a refused connection...
-            raise SearchError(f"cannot open Qdrant at {where}: {exc}") from exc
+            store = open_settings_store(settings, collection)
+        except StoreUnavailable as exc:
+            raise SearchError(str(exc)) from exc
         try:
-            if not client.collection_exists(collection):
-                raise SearchError(f"no collection {collection!r} at {where}: crawl something first")
-            return search(client, collection, embedder, query, k, mode)
+            if not store.exists(collection):
+                raise SearchError(f"no collection {collection!r} at {store.where}: crawl something first")
+            embedder = load_query_embedder(settings)
+            return search(store, collection, embedder, query, k, mode)
+        except StoreUnavailable as exc:
+            raise SearchError(str(exc)) from exc
         finally:
-            client.close()
+            store.close()
+
+
+def index_settings(settings: Settings) -> Settings:
+    """Project settings with the spec's defaults under them: what the store and the query encoder
+    read. Lighter than ``effective_settings`` (no add-on, so no component is imported), which a
+    cold search cannot afford."""
+    from harvester.config.spec import defaults
+
+    merged = settings.copy()
+    for name, value in defaults().items():
+        merged.set(name, value, "addon")
+    return merged
+
+
+def open_settings_store(settings: Settings, collection: str | None = None) -> Store:
+    """The store the settings name; raises StoreUnavailable when it cannot be opened, or when
+    ``collection`` is only in the old local-mode format under the embedded engine."""
+    url, path = settings.get("QDRANT_URL"), settings.get("HARVESTER_QDRANT_PATH")
+    engine = settings.get("HARVESTER_QDRANT_ENGINE")
+    if not url and engine == "edge" and collection and collection in legacy_collections(path):
+        raise StoreUnavailable(legacy_message(path, collection))
+    try:
+        return open_store(url, settings.get("QDRANT_API_KEY"), path, engine,
+                          settings.getfloat("HARVESTER_QDRANT_WAIT"))
+    except StoreUnavailable:
+        raise
+    except Exception as exc:  # a refused connection, a bad URL...
+        raise StoreUnavailable(f"cannot open Qdrant at {url or path}: {exc}") from exc
 
 
 class SearchError(RuntimeError):

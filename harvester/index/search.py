@@ -13,10 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qdrant_client import models
-
+from harvester.index.engines import as_store
 from harvester.index.lexical import query_vector
-from harvester.index.store import SPARSE_VECTOR
+from harvester.index.store import Candidate, Query, Scope, Store
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
@@ -44,54 +43,61 @@ class SearchTuning:
 
 
 def search(
-    client: QdrantClient, collection: str, embedder: Embedder, query: str, k: int,
-    mode: str = "hybrid", tuning: SearchTuning = SearchTuning(),
+    client: Store | QdrantClient, collection: str, embedder: Embedder, query: str, k: int,
+    mode: str = "hybrid", tuning: SearchTuning = SearchTuning(), *, scope: Scope | None = None,
 ) -> list[dict[str, Any]]:
-    """The top ``k`` chunks for ``query``, best first, identical texts collapsed into the first."""
+    """The top ``k`` chunks for ``query``, best first, identical texts collapsed into the first.
+
+    ``client`` is a store (``harvester.index.engines.open_store``) or a ``QdrantClient``;
+    ``scope`` narrows the search (site, URL prefix, section).
+    """
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}: one of {MODES}")
+    store = as_store(client)
     # Fetch extra so that collapsing repeated texts (boilerplate) still leaves k results.
     limit = k * 3
     dense = embedder.encode([query], batch_size=1)[0].tolist() if mode != "sparse" else None
-    indices, values = query_vector(query)
-    sparse = models.SparseVector(indices=indices, values=values)
+    sparse = query_vector(query)
     if mode == "dense":
-        response = client.query_points(collection, query=dense, using=embedder.vector_name,
-                                       limit=limit, with_payload=True)
+        (found,) = store.query(collection, [Query(limit, using=embedder.vector_name, dense=dense, scope=scope)])
     elif mode == "sparse":
-        response = client.query_points(collection, query=sparse, using=SPARSE_VECTOR,
-                                       limit=limit, with_payload=True)
-    elif tuning.fusion != "rrf":
-        return collapse(_score_fusion(client, collection, embedder.vector_name, dense, sparse, tuning)[:limit], k)
+        (found,) = store.query(collection, [Query(limit, sparse=sparse, scope=scope)])
     else:
-        response = client.query_points(
-            collection,
-            prefetch=[
-                models.Prefetch(query=dense, using=embedder.vector_name, limit=tuning.depth),
-                models.Prefetch(query=sparse, using=SPARSE_VECTOR, limit=tuning.depth),
-            ],
-            query=models.RrfQuery(rrf=models.Rrf(
-                k=tuning.rrf_k, weights=[tuning.dense_weight, tuning.sparse_weight])),
-            limit=limit, with_payload=True,
-        )
-    return collapse([hit(p.payload or {}, p.score) for p in response.points], k)
+        return collapse(_score_fusion(store, collection, embedder.vector_name, dense, sparse, tuning,
+                                      scope=scope)[:limit], k)
+    return collapse([hit(c.payload, c.score) for c in found], k)
+
+
+def _candidates(
+    store: Store, collection: str, using: str, dense: list[float], sparse: Any, depth: int,
+    scope: Scope | None = None,
+) -> tuple[list[Candidate], list[Candidate]]:
+    """The dense and the sparse candidate lists, in one call to the store."""
+    if hasattr(sparse, "indices"):  # a qdrant-client SparseVector
+        sparse = (list(sparse.indices), list(sparse.values))
+    dense_side, sparse_side = store.query(collection, [
+        Query(depth, using=using, dense=dense, scope=scope),
+        Query(depth, sparse=sparse, scope=scope),
+    ])
+    return dense_side, sparse_side
 
 
 def _score_fusion(
-    client: QdrantClient, collection: str, using: str, dense: list[float], sparse: models.SparseVector,
-    tuning: SearchTuning,
+    client: Store | QdrantClient, collection: str, using: str, dense: list[float], sparse: Any,
+    tuning: SearchTuning, *, scope: Scope | None = None,
 ) -> list[dict[str, Any]]:
-    """Both candidate lists in one call, fused by weighted normalised scores."""
+    """Both candidate lists in one call, fused by weighted reciprocal ranks or normalised scores."""
     if tuning.fusion not in FUSIONS:
         raise ValueError(f"unknown fusion {tuning.fusion!r}: one of {FUSIONS}")
-    dense_side, sparse_side = client.query_batch_points(collection, [
-        models.QueryRequest(query=dense, using=using, limit=tuning.depth, with_payload=True),
-        models.QueryRequest(query=sparse, using=SPARSE_VECTOR, limit=tuning.depth, with_payload=True),
-    ])
+    dense_side, sparse_side = _candidates(as_store(client), collection, using, dense, sparse, tuning.depth, scope)
     fused: dict[Any, float] = {}
     payloads: dict[Any, dict[str, Any]] = {}
-    for points, weight in ((dense_side.points, tuning.dense_weight), (sparse_side.points, tuning.sparse_weight)):
-        for point, score in zip(points, _normalised([p.score for p in points], tuning.fusion), strict=True):
+    for points, weight in ((dense_side, tuning.dense_weight), (sparse_side, tuning.sparse_weight)):
+        if tuning.fusion == "rrf":
+            scores = [1.0 / (tuning.rrf_k + rank) for rank in range(1, len(points) + 1)]
+        else:
+            scores = _normalised([p.score for p in points], tuning.fusion)
+        for point, score in zip(points, scores, strict=True):
             fused[point.id] = fused.get(point.id, 0.0) + weight * score
             payloads[point.id] = point.payload or {}
     ranked = sorted(fused, key=fused.__getitem__, reverse=True)
