@@ -1,4 +1,4 @@
-"""``scrapy search "query"``: the top chunks of the collection for a query."""
+"""``scrapy search "query"``: the best pages (or chunks) of the collection for a query."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from harvester.commands import effective_settings
 from harvester.embedding.folder import ModelUnavailable
 from harvester.embedding.models import backend_options, load_backend
 from harvester.index.search import search
-from harvester.index.store import open_client
+from harvester.index.store import CollectionMismatch, check_sparse_encoding, open_client
 
 if TYPE_CHECKING:
     import argparse
@@ -41,6 +41,9 @@ class Command(ScrapyCommand):
         modes.add_argument("--sparse", dest="mode", action="store_const", const="sparse",
                            help="BM25 term matching only")
         parser.set_defaults(mode="hybrid")
+        parser.add_argument("--group-by", choices=("page", "chunk"), default="page",
+                            help="page: one result per page, with its best chunk (default); "
+                                 "chunk: the best chunks, several per page if they rank so")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or not " ".join(args).strip():
@@ -48,14 +51,16 @@ class Command(ScrapyCommand):
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
         try:
-            hits = self._search(" ".join(args), opts.k, opts.collection, opts.mode)
+            hits = self._search(" ".join(args), opts.k, opts.collection, opts.mode,
+                                None if opts.group_by == "chunk" else "page")
         except (ModelUnavailable, SearchError) as exc:
             print(f"harvester: error: {exc}", file=sys.stderr)
             self.exitcode = 1
             return
         print(json.dumps(hits, ensure_ascii=False, indent=1) if opts.json else format_hits(hits))
 
-    def _search(self, query: str, k: int, collection: str | None, mode: str) -> list[dict[str, Any]]:
+    def _search(self, query: str, k: int, collection: str | None, mode: str,
+                group_by: str | None) -> list[dict[str, Any]]:
         assert self.settings is not None
         settings = effective_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
@@ -71,7 +76,12 @@ class Command(ScrapyCommand):
         try:
             if not client.collection_exists(collection):
                 raise SearchError(f"no collection {collection!r} at {where}: crawl something first")
-            return search(client, collection, embedder, query, k, mode)
+            if mode != "dense":
+                try:
+                    check_sparse_encoding(collection, client.get_collection(collection).config.params.sparse_vectors)
+                except CollectionMismatch as exc:
+                    raise SearchError(f"{exc} (--dense still searches it)") from exc
+            return search(client, collection, embedder, query, k, mode, group_by=group_by)
         finally:
             client.close()
 
@@ -88,5 +98,6 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
     for rank, hit in enumerate(hits, 1):
         snippet = " ".join(hit["text"].split())[:240]
         path = " > ".join(hit["heading_path"])
-        blocks.append(f"{rank}. [{hit['score']:.3f}] {hit['title']}\n   {hit['url']}\n   {path}\n   {snippet}")
+        more = f" ({hit['matches']} matching chunks)" if hit.get("matches", 1) > 1 else ""
+        blocks.append(f"{rank}. [{hit['score']:.3f}] {hit['title']}{more}\n   {hit['url']}\n   {path}\n   {snippet}")
     return "\n\n".join(blocks)
