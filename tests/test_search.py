@@ -89,7 +89,7 @@ def test_score_fusion_keeps_a_confident_lexical_hit_first():
     dense = [chunk("a", 0.61), chunk("b", 0.60), chunk("c", 0.20)]
     sparse = [chunk("b", 12.0), chunk("a", 1.0), chunk("c", 0.5)]
     assert [c.id for c, _ in fuse(dense, sparse)] == ["b", "a", "c"]
-    fused = dict((c.id, score) for c, score in fuse(dense, sparse))
+    fused = {c.id: score for c, score in fuse(dense, sparse)}
     # Cosine as it is, BM25 over the query's best, weighted.
     assert fused["b"] == pytest.approx(0.60 + 0.5 * 1.0)
     assert fused["a"] == pytest.approx(0.61 + 0.5 * 1.0 / 12.0)
@@ -101,7 +101,7 @@ def test_score_fusion_keeps_a_confident_lexical_hit_first():
 
 
 def test_a_chunk_found_by_one_side_only_gets_nothing_from_the_other():
-    fused = dict((c.id, s) for c, s in fuse([chunk("a", 0.5)], [chunk("b", 4.0)]))
+    fused = {c.id: s for c, s in fuse([chunk("a", 0.5)], [chunk("b", 4.0)])}
     assert fused == {"a": pytest.approx(0.5), "b": pytest.approx(0.5)}
 
 
