@@ -242,7 +242,7 @@ def main() -> None:
     parser.add_argument("--corpora", default="flask,scrapy,requests")
     parser.add_argument("--grid", action="store_true", help="also the grid over the ranking's knobs")
     parser.add_argument("--encoders", action="store_true", help="also compare the lexical encoders")
-    parser.add_argument("--latency-repeats", type=int, default=2)
+    parser.add_argument("--latency-repeats", type=int, default=2, help="0: no latency measurement")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--workdir", type=Path, help="keep each corpus's crawl here and reuse it")
     args = parser.parse_args()
@@ -297,6 +297,8 @@ def main() -> None:
             # parts (query embedding, the two Qdrant queries, the ranking).
             texts = [q["query"] for q in queries.natural] + [q["query"] for q in queries.heading]
             search(client, "harvester", embedder, texts[0], 10)
+            if not args.latency_repeats:
+                texts = []
             timings: dict[str, list[float]] = {"total": [], "embed": [], "qdrant": [], "rank": []}
             for _ in range(args.latency_repeats):
                 for text in texts:
@@ -315,7 +317,7 @@ def main() -> None:
                     timings["rank"].append(time.perf_counter() - fetched)
             record["latency_ms"] = {part: {"p50": round(statistics.median(v) * 1000, 2),
                                            "p95": round(sorted(v)[int(0.95 * (len(v) - 1))] * 1000, 2)}
-                                    for part, v in timings.items()}
+                                    for part, v in timings.items() if v}
             record["latency_ms"]["n"] = len(timings["total"])
             record["load_average"] = os.getloadavg()
             print(f"{corpus:9} latency of the default (warm, in-process, ms): {record['latency_ms']}, "

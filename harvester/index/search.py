@@ -6,7 +6,7 @@ How a query is answered, and why (every setting tried is in bench/README.md):
 1. **Candidates**: the ``depth`` best chunks by cosine similarity and the ``depth`` best by BM25,
    in one batch request to Qdrant (``candidates``). That is the only part that talks to Qdrant.
 2. **Fusion** (``fuse``), by default ``score``: a chunk scores its cosine similarity plus
-   ``sparse_weight`` times its BM25 score divided by the best BM25 score of the query. Cosine is
+   ``sparse_weight`` (0.4) times its BM25 score divided by the best BM25 score of the query. Cosine is
    comparable from one query to the next, so it is used as it is; BM25 is not (it grows with the
    query's length and rare words), so it is scaled to the query's best. A chunk absent from one
    list gets nothing from that side. Min-max normalisation of both sides (the previous default)
@@ -57,7 +57,7 @@ class SearchTuning:
     or ``rrf`` (weighted reciprocal rank fusion, constant ``rrf_k``)."""
 
     depth: int = 20
-    sparse_weight: float = 0.5
+    sparse_weight: float = 0.4
     page_weight: float = 0.25
     page_chunks: int = 1
     fusion: str = "score"
