@@ -90,9 +90,9 @@ def test_score_fusion_keeps_a_confident_lexical_hit_first():
     sparse = [chunk("b", 12.0), chunk("a", 1.0), chunk("c", 0.5)]
     assert [c.id for c, _ in fuse(dense, sparse)] == ["b", "a", "c"]
     fused = {c.id: score for c, score in fuse(dense, sparse)}
-    # Cosine as it is, BM25 over the query's best, weighted.
-    assert fused["b"] == pytest.approx(0.60 + 0.5 * 1.0)
-    assert fused["a"] == pytest.approx(0.61 + 0.5 * 1.0 / 12.0)
+    # Cosine as it is, BM25 over the query's best, weighted (0.4).
+    assert fused["b"] == pytest.approx(0.60 + 0.4 * 1.0)
+    assert fused["a"] == pytest.approx(0.61 + 0.4 * 1.0 / 12.0)
     assert fuse(dense, sparse, SearchTuning(sparse_weight=0.0))[0][0].id == "a"
     assert [c.id for c, _ in fuse(dense, [])] == ["a", "b", "c"]
     assert fuse(dense, sparse, SearchTuning(fusion="minmax"))[0][0].id == "b"
@@ -102,7 +102,7 @@ def test_score_fusion_keeps_a_confident_lexical_hit_first():
 
 def test_a_chunk_found_by_one_side_only_gets_nothing_from_the_other():
     fused = {c.id: s for c, s in fuse([chunk("a", 0.5)], [chunk("b", 4.0)])}
-    assert fused == {"a": pytest.approx(0.5), "b": pytest.approx(0.5)}
+    assert fused == {"a": pytest.approx(0.5), "b": pytest.approx(0.4)}
 
 
 def test_pages_count_a_second_good_chunk_not_many_weak_ones():
@@ -172,3 +172,21 @@ def test_unknown_mode_is_refused(collection):
     client, embedder = collection
     with pytest.raises(ValueError, match="unknown search mode"):
         search(client, "c", embedder, "x", 1, "fuzzy", SearchTuning())
+
+
+def test_search_fetches_deeper_when_few_pages_hold_the_candidates(tmp_path):
+    embedder = load_embedder(DEFAULT_MODEL)
+    client = QdrantClient(path=str(tmp_path))
+    ensure_collection(client, "c", embedder.vector_name, embedder.dimension)
+    texts = {(f"http://h/long{p}.html", i): f"Signals part {i} of page {p}: connect a receiver to the signal."
+             for p in range(2) for i in range(40)}
+    texts[("http://h/other.html", 0)] = "Receivers of events are functions connected to a sender."
+    texts[("http://h/third.html", 0)] = "Blinker provides the signal support."
+    vectors = embedder.encode(list(texts.values()), batch_size=32)
+    client.upsert("c", points=[
+        models.PointStruct(id=point_id(url, i), vector=chunk_vectors(embedder.vector_name, vector, text),
+                           payload={"page_content": text, "metadata": {"source_url": url}})
+        for ((url, i), text), vector in zip(texts.items(), vectors, strict=True)])
+    hits = search(client, "c", embedder, "connect a receiver to a signal", 4)
+    assert len(hits) == 4 and {h["url"] for h in hits} >= {"http://h/other.html", "http://h/third.html"}
+    client.close()

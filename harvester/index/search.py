@@ -82,11 +82,17 @@ def search(
         raise ValueError(f"unknown fusion {tuning.fusion!r}: one of {FUSIONS}")
     dense = embedder.encode([query], batch_size=1)[0].tolist() if mode != "sparse" else None
     sparse = sparse_query(query) if mode != "dense" else None
-    # Enough candidates to fill k results after grouping or collapsing; only the first ``depth``
-    # of each side are fused (the rest only fill up, ranked after them).
-    limit = max(tuning.depth, 3 * k)
-    dense_side, sparse_side = candidates(client, collection, embedder.vector_name, dense, sparse, limit)
-    return rank(dense_side, sparse_side, k, tuning, group_by=group_by)
+    # Only the first ``depth`` of each side are fused; the rest fill up to k results after
+    # grouping or collapsing, ranked after them. A few pages can hold all the candidates (a long
+    # page on the query's topic): then fetch deeper, once.
+    limit = tuning.depth + 5 * k
+    for attempt in range(2):
+        dense_side, sparse_side = candidates(client, collection, embedder.vector_name, dense, sparse, limit)
+        results = rank(dense_side, sparse_side, k, tuning, group_by=group_by)
+        if len(results) >= k or max(len(dense_side), len(sparse_side)) < limit:
+            break
+        limit *= 4
+    return results
 
 
 def candidates(
