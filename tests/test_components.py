@@ -151,7 +151,7 @@ def test_collection_is_created_once_and_checked_against_the_model(tmp_path):
     try:
         client.create_collection("old", vectors_config={"model-a": models.VectorParams(
             size=8, distance=models.Distance.COSINE)})
-        with pytest.raises(CollectionMismatch, match="no 'bm25' sparse vector"):
+        with pytest.raises(CollectionMismatch, match="no 'bm25-en' sparse vector"):
             ensure_collection(client, "old", "model-a", 8)
         assert ensure_collection(client, "c", "model-a", 8) is True
         assert ensure_collection(client, "c", "model-a", 8) is False

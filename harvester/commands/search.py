@@ -1,4 +1,4 @@
-"""``scrapy search "query"``: the top chunks of the collection for a query."""
+"""``scrapy search "query"``: the best pages (or chunks) of the collection for a query."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from scrapy.exceptions import UsageError
 from harvester.embedding.folder import ModelUnavailable
 from harvester.index.engines import legacy_collections, legacy_message, open_store
 from harvester.index.search import search
-from harvester.index.store import Store, StoreUnavailable
+from harvester.index.store import CollectionMismatch, Store, StoreUnavailable, check_sparse_encoding
 from harvester.service.encoder import load_query_embedder
 
 if TYPE_CHECKING:
@@ -43,6 +43,9 @@ class Command(ScrapyCommand):
         modes.add_argument("--sparse", dest="mode", action="store_const", const="sparse",
                            help="BM25 term matching only")
         parser.set_defaults(mode="hybrid")
+        parser.add_argument("--group-by", choices=("page", "chunk"), default="page",
+                            help="page: one result per page, with its best chunk (default); "
+                                 "chunk: the best chunks, several per page if they rank so")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or not " ".join(args).strip():
@@ -50,14 +53,16 @@ class Command(ScrapyCommand):
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
         try:
-            hits = self._search(" ".join(args), opts.k, opts.collection, opts.mode)
+            hits = self._search(" ".join(args), opts.k, opts.collection, opts.mode,
+                                None if opts.group_by == "chunk" else "page")
         except (ModelUnavailable, SearchError) as exc:
             print(f"harvester: error: {exc}", file=sys.stderr)
             self.exitcode = 1
             return
         print(json.dumps(hits, ensure_ascii=False, indent=1) if opts.json else format_hits(hits))
 
-    def _search(self, query: str, k: int, collection: str | None, mode: str) -> list[dict[str, Any]]:
+    def _search(self, query: str, k: int, collection: str | None, mode: str,
+                group_by: str | None) -> list[dict[str, Any]]:
         assert self.settings is not None
         settings = index_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
@@ -68,8 +73,13 @@ class Command(ScrapyCommand):
         try:
             if not store.exists(collection):
                 raise SearchError(f"no collection {collection!r} at {store.where}: crawl something first")
+            if mode != "dense":
+                try:
+                    check_sparse_encoding(collection, store.sparse_vectors(collection))
+                except CollectionMismatch as exc:
+                    raise SearchError(f"{exc} (--dense still searches it)") from exc
             embedder = load_query_embedder(settings)
-            return search(store, collection, embedder, query, k, mode)
+            return search(store, collection, embedder, query, k, mode, group_by=group_by)
         except StoreUnavailable as exc:
             raise SearchError(str(exc)) from exc
         finally:
@@ -116,5 +126,6 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
     for rank, hit in enumerate(hits, 1):
         snippet = " ".join(hit["text"].split())[:240]
         path = " > ".join(hit["heading_path"])
-        blocks.append(f"{rank}. [{hit['score']:.3f}] {hit['title']}\n   {hit['url']}\n   {path}\n   {snippet}")
+        more = f" ({hit['matches']} matching chunks)" if hit.get("matches", 1) > 1 else ""
+        blocks.append(f"{rank}. [{hit['score']:.3f}] {hit['title']}{more}\n   {hit['url']}\n   {path}\n   {snippet}")
     return "\n\n".join(blocks)

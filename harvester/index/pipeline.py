@@ -23,7 +23,7 @@ from harvester.index.store import (
 )
 from harvester.recrawl.extension import Recrawl
 from harvester.recrawl.state import load_stored_pages
-from harvester.signals import chunks_superseded, page_aliased, pages_indexed
+from harvester.signals import chunks_superseded, page_aggregate, page_aliased, pages_indexed
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
@@ -46,8 +46,9 @@ class IndexPipeline:
     (embedded), ``QDRANT_URL`` / ``QDRANT_API_KEY`` (server), ``HARVESTER_QDRANT_COLLECTION``,
     ``HARVESTER_QDRANT_BATCH_SIZE`` (points per upsert), ``HARVESTER_EMBEDDING_MODEL``.
     Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``,
-    ``harvester/index/superseded_deleted``. When the crawl closes, chunk copies that boilerplate
-    now covers are deleted and aliases found after a page was written are added to its points.
+    ``harvester/index/superseded_deleted``, ``harvester/index/aggregates_deleted``. When the crawl
+    closes, chunk copies that boilerplate now covers and pages found to be aggregates after they were
+    written are deleted, and aliases found after a page was written are added to its points.
     Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``.
     Re-crawls (with the Recrawl extension): loads every stored page's state from the collection
     when it opens; a page with the stored content hash and chunks is not written again (unless
@@ -82,9 +83,11 @@ class IndexPipeline:
         # Dedup learns some things after a page's points were written: applied when the crawl closes.
         self._aliases: dict[str, list[str]] = {}
         self._superseded: list[str] = []
+        self._aggregates: list[str] = []
         self._written_aliases: dict[str, frozenset[str]] = {}
         crawler.signals.connect(self._page_aliased, signal=page_aliased)
         crawler.signals.connect(self._chunks_superseded, signal=chunks_superseded)
+        crawler.signals.connect(self._page_aggregate, signal=page_aggregate)
         self._crawler = crawler
         self._recrawl: Recrawl | None = None
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -133,6 +136,9 @@ class IndexPipeline:
 
     def _chunks_superseded(self, ids: list[str], **kwargs: object) -> None:
         self._superseded.extend(ids)
+
+    def _page_aggregate(self, url: str, **kwargs: object) -> None:
+        self._aggregates.append(url)
 
     async def process_item(self, item: PageItem) -> PageItem:
         if getattr(item, "duplicate_of", None):
@@ -184,10 +190,14 @@ class IndexPipeline:
             self._client.delete(self._collection, scope=Scope(url=page.url, exclude_ids=keep))
 
     def _apply_dedup(self) -> None:
-        """Delete chunk copies that boilerplate now covers; write every page's late aliases."""
+        """Delete chunk copies that boilerplate now covers and the pages found to be aggregates
+        after they were written; write every page's late aliases."""
         assert self._client is not None
         self._client.delete(self._collection, self._superseded)
         self._stats.inc_value("harvester/index/superseded_deleted", len(self._superseded))
+        if self._aggregates:
+            self._delete_pages(self._aggregates)
+            self._stats.inc_value("harvester/index/aggregates_deleted", len(self._aggregates))
         for url, aliases in self._aliases.items():
             if set(aliases) - self._written_aliases.get(url, frozenset()):
                 self._client.set_metadata(self._collection, Scope(url=url), {"aliases": list(aliases)})

@@ -22,7 +22,11 @@ from harvester.index.lexical import document_vector
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
 
-SPARSE_VECTOR = "bm25"
+# The sparse vector's name says how its terms are made (harvester.index.lexical: FastEmbed's English
+# BM25 stems plus the words as written). A collection holding an older encoding has another name
+# and is refused, rather than queried with ids that match nothing.
+SPARSE_VECTOR = "bm25-en"
+OLD_SPARSE_VECTORS = {"bm25": "CRC-32 ids of unstemmed words, from an earlier Harvester"}
 
 # Fixed so that a page's chunk keeps its point id across crawls and machines.
 POINT_NAMESPACE = uuid.UUID("6f1c4a52-9d1b-4e59-9a43-3f0cbd3c7a11")
@@ -114,6 +118,8 @@ class Store(Protocol):
 
     def dense_vectors(self, collection: str) -> dict[str, int]: ...
 
+    def sparse_vectors(self, collection: str) -> set[str]: ...
+
     def upsert(self, collection: str, points: Sequence[Point]) -> None: ...
 
     def overwrite_payloads(self, collection: str, points: Sequence[Point]) -> None: ...
@@ -177,11 +183,7 @@ def ensure_collection(
             client.create_payload_index(name, "metadata.source_url", models.PayloadSchemaType.KEYWORD)
         return True
     params_all = client.get_collection(name).config.params
-    if SPARSE_VECTOR not in (params_all.sparse_vectors or {}):
-        raise CollectionMismatch(
-            f"collection {name!r} has no {SPARSE_VECTOR!r} sparse vector for lexical search "
-            "(an older Harvester made it); use another collection or delete this one"
-        )
+    check_sparse_encoding(name, params_all.sparse_vectors)
     vectors = params_all.vectors
     params = vectors.get(vector) if isinstance(vectors, dict) else None
     if params is None:
@@ -196,6 +198,24 @@ def ensure_collection(
             f"model makes {dimension}-dimensional ones; use another collection or delete this one"
         )
     return False
+
+
+def check_sparse_encoding(name: str, sparse_vectors: dict[str, Any] | None) -> None:
+    """Raise CollectionMismatch unless the collection's sparse vector is this Harvester's encoding."""
+    have = set(sparse_vectors or {})
+    if SPARSE_VECTOR in have:
+        return
+    old = sorted(have & OLD_SPARSE_VECTORS.keys())
+    if old:
+        raise CollectionMismatch(
+            f"collection {name!r} was indexed with an older lexical encoding ({old[0]!r}: "
+            f"{OLD_SPARSE_VECTORS[old[0]]}); its terms do not match today's queries. Re-crawl into a new "
+            "collection (HARVESTER_QDRANT_COLLECTION) or delete this one and crawl again"
+        )
+    raise CollectionMismatch(
+        f"collection {name!r} has no {SPARSE_VECTOR!r} sparse vector for lexical search "
+        "(another program made it); use another collection or delete this one"
+    )
 
 
 def point_id(url: str, index: int) -> str:

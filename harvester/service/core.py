@@ -43,11 +43,12 @@ class SearchService:
 
     def search(
         self, query: str, k: int = 5, collection: str | None = None, *, site: str | None = None,
-        url_prefix: str | None = None, section: str | None = None, group_by_page: bool = False,
+        url_prefix: str | None = None, section: str | None = None, group_by_page: bool = True,
         mode: str = "hybrid",
     ) -> list[dict[str, Any]]:
-        """The top ``k`` chunks (or pages, with their best chunk) for ``query``; each with the URL,
-        title, heading path and text to cite."""
+        """The top ``k`` pages, each with its best chunk and how many of its chunks matched (or,
+        without ``group_by_page``, the top chunks) for ``query``; each with the URL, title, heading
+        path and text to cite."""
         if not query.strip():
             raise ServiceError("the query is empty")
         if not 1 <= k <= MAX_K:
@@ -56,18 +57,8 @@ class SearchService:
             raise ServiceError(f"mode must be one of {', '.join(MODES)}")
         name = self._collection(collection)
         scope = Scope(domain=site or None, url_prefix=url_prefix or None, section=section or None)
-        if not group_by_page:
-            return search(self.store, name, self.embedder, query, k, mode, scope=scope)
-        # Several chunks of a page compete for the slots: fetch more, keep each page's best.
-        hits = search(self.store, name, self.embedder, query, k * 4, mode, scope=scope)
-        pages: dict[str, dict[str, Any]] = {}
-        for hit in hits:
-            best = pages.get(hit["url"])
-            if best is None:
-                pages[hit["url"]] = {**hit, "matching_chunks": 1}
-            else:
-                best["matching_chunks"] += 1
-        return list(pages.values())[:k]
+        return search(self.store, name, self.embedder, query, k, mode, scope=scope,
+                      group_by="page" if group_by_page else None)
 
     def fetch(self, url: str, collection: str | None = None) -> dict[str, Any]:
         """The page at ``url``: its Markdown, rebuilt from its chunks in order, and its metadata."""

@@ -44,12 +44,13 @@ def build_server(service: SearchService) -> MCPServer:
                 raise ToolError(str(exc)) from exc
 
     @server.tool(name="search", description=(
-        "Search the crawled documentation. Returns the best chunks (or pages with group_by_page) with "
+        "Search the crawled documentation. Returns the best pages, each with its best chunk (or the best "
+        "chunks with group_by_page=false), with "
         "url, title, heading_path and text. Optional filters: site (domain, e.g. docs.example.com), "
         "url_prefix, section."))
     def search_tool(query: str, k: int = 5, collection: str | None = None, site: str | None = None,
                     url_prefix: str | None = None, section: str | None = None,
-                    group_by_page: bool = False) -> list[dict[str, Any]]:
+                    group_by_page: bool = True) -> list[dict[str, Any]]:
         return call(service.search, query, k, collection, site=site, url_prefix=url_prefix,
                     section=section, group_by_page=group_by_page)
 

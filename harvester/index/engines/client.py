@@ -66,6 +66,9 @@ class ClientStore:
             return {name: params.size for name, params in vectors.items()}
         return {"": vectors.size}
 
+    def sparse_vectors(self, collection: str) -> set[str]:
+        return set(self.client.get_collection(collection).config.params.sparse_vectors or {})
+
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
         if points:
             self.client.upsert(collection, points=[models.PointStruct(

@@ -28,6 +28,7 @@ from harvester.index.store import (
     Record,
     Scope,
     StoreUnavailable,
+    check_sparse_encoding,
 )
 
 logger = logging.getLogger(__name__)
@@ -166,6 +167,9 @@ class EdgeStore:
     def dense_vectors(self, collection: str) -> dict[str, int]:
         return {name: params["size"] for name, params in (self.config(collection).get("vectors") or {}).items()}
 
+    def sparse_vectors(self, collection: str) -> set[str]:
+        return set(self.config(collection).get("sparse_vectors") or {})
+
     def ensure_collection(self, collection: str, vector: str, dimension: int) -> bool:
         """Create the shard if missing (the dense ``vector``, cosine; the ``bm25`` sparse vector
         with Qdrant's IDF; keyword indexes for filters). True if it was created. Raises
@@ -190,8 +194,7 @@ class EdgeStore:
                     return True
                 lease.release()
         config = self.config(collection)
-        if SPARSE_VECTOR not in (config.get("sparse_vectors") or {}):
-            raise CollectionMismatch(f"collection {collection!r} has no {SPARSE_VECTOR!r} sparse vector")
+        check_sparse_encoding(collection, config.get("sparse_vectors"))
         vectors = self.dense_vectors(collection)
         if vector not in vectors:
             have = ", ".join(f"{k} ({v})" for k, v in vectors.items())
