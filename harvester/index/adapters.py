@@ -1,8 +1,9 @@
 """Harvester's BM25 sparse encoder in the shapes LangChain and LlamaIndex take, so their hybrid
 search over a Harvester collection scores the same term ids as ``scrapy search`` does.
 
-Their own defaults (FastEmbed's models) index words differently, so a hybrid query through them
-silently matches nothing in the ``bm25`` vector. With these::
+Harvester's terms are FastEmbed's ``Qdrant/bm25`` stems plus the words as written
+(``harvester.index.lexical``), so a framework querying through FastEmbed's BM25 matches the stems;
+these adapters send Harvester's own query terms, words included, as ``scrapy search`` does::
 
     from harvester.index.adapters import LANGCHAIN_SPARSE_VECTOR, langchain_sparse_embeddings
     QdrantVectorStore(client=client, collection_name="harvester", embedding=embeddings,
@@ -12,7 +13,7 @@ silently matches nothing in the ``bm25`` vector. With these::
 
     from harvester.index.adapters import llamaindex_sparse_doc_fn, llamaindex_sparse_query_fn
     QdrantVectorStore(client=client, collection_name="harvester", dense_vector_name="all-MiniLM-L6-v2",
-                      enable_hybrid=True, sparse_vector_name="bm25",
+                      enable_hybrid=True, sparse_vector_name=LLAMAINDEX_SPARSE_VECTOR,
                       sparse_doc_fn=llamaindex_sparse_doc_fn, sparse_query_fn=llamaindex_sparse_query_fn)
 
 The frameworks are imported only when these are used (they are not Harvester dependencies).
@@ -22,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harvester.index.lexical import document_vector, query_vector
+from harvester.index.lexical import document_vector
+from harvester.index.lexical import sparse_query as _lexical_query
 from harvester.index.store import SPARSE_VECTOR
 
 LANGCHAIN_SPARSE_VECTOR = SPARSE_VECTOR
@@ -30,8 +32,8 @@ LLAMAINDEX_SPARSE_VECTOR = SPARSE_VECTOR
 
 
 def sparse_query(text: str) -> tuple[list[int], list[float]]:
-    """The sparse (indices, values) of a query, as Harvester searches the ``bm25`` vector."""
-    return query_vector(text)
+    """The sparse (indices, values) of a query, as Harvester searches its sparse vector."""
+    return _lexical_query(text)
 
 
 def sparse_document(text: str) -> tuple[list[int], list[float]]:

@@ -164,7 +164,7 @@ def local_mode_collections(path: str | Path) -> list[str]:
 def ensure_collection(
     client: QdrantClient, name: str, vector: str, dimension: int, *, server: bool = False
 ) -> bool:
-    """Create the collection if missing: the dense ``vector`` (cosine) and the ``bm25`` sparse
+    """Create the collection if missing: the dense ``vector`` (cosine) and the ``bm25-en`` sparse
     vector (Qdrant computes its IDF). True if it was created.
 
     Raises CollectionMismatch when it exists without a ``vector`` of ``dimension`` values or without

@@ -171,7 +171,7 @@ class EdgeStore:
         return set(self.config(collection).get("sparse_vectors") or {})
 
     def ensure_collection(self, collection: str, vector: str, dimension: int) -> bool:
-        """Create the shard if missing (the dense ``vector``, cosine; the ``bm25`` sparse vector
+        """Create the shard if missing (the dense ``vector``, cosine; the ``bm25-en`` sparse vector
         with Qdrant's IDF; keyword indexes for filters). True if it was created. Raises
         CollectionMismatch when it exists with other vectors."""
         with self._lock:
