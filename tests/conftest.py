@@ -125,17 +125,12 @@ def score_feed(corpus: str, feed: Path, *extra: str) -> dict[str, Any]:
     return json.loads([line for line in process.stdout.splitlines() if line.startswith("{")][-1])
 
 
-def qdrant_points(path: Path, collection: str = "harvester") -> list[Any]:
-    """Every point of a local Qdrant store (opened after the crawl process has exited)."""
-    from qdrant_client import QdrantClient
+def qdrant_points(path: Path, collection: str = "harvester", engine: str = "edge") -> list[Any]:
+    """Every point of an embedded store (``engine``: ``edge`` or ``local``) with ``id`` and ``payload``."""
+    from harvester.index.engines import open_store
 
-    client = QdrantClient(path=str(path))
+    store = open_store(None, None, str(path), engine, wait=30)
     try:
-        points, offset = [], None
-        while True:
-            batch, offset = client.scroll(collection, limit=512, offset=offset, with_payload=True)
-            points.extend(batch)
-            if offset is None:
-                return points
+        return list(store.scroll(collection))
     finally:
-        client.close()
+        store.close()

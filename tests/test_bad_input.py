@@ -7,6 +7,7 @@ import socket
 import pytest
 from qdrant_client import QdrantClient, models
 
+from harvester.index.engines import open_store
 from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
 from tests.servers.sites import chain_site
 from tests.servers.sitesrv import Route, SiteServer
@@ -96,14 +97,27 @@ def test_malformed_sitemap(tmp_path, body):
 
 @pytest.mark.e2e
 def test_collection_with_another_vector_size(tmp_path):
+    store = open_store(None, None, str(tmp_path / "qdrant"))
+    store.ensure_collection("harvester", "all-MiniLM-L6-v2", 3)
+    store.close()
+    with SiteServer(routes=chain_site()) as server:
+        result = crawl("docs", server.url + "docs/p1.html", tmp_path)
+        requested = server.paths()
+    assert_clean_failure(result, "stores 3-dimensional", exitcode=1)
+    assert not [p for p in requested if p.startswith("/docs/")], "no page is fetched when the index is unusable"
+
+
+@pytest.mark.e2e
+def test_collection_in_the_old_local_mode_format_is_named_with_the_way_out(tmp_path):
     client = QdrantClient(path=str(tmp_path / "qdrant"))
     client.create_collection(
-        "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=3, distance=models.Distance.COSINE)},
+        "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=384, distance=models.Distance.COSINE)},
         sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)},
     )
     client.close()
     with SiteServer(routes=chain_site()) as server:
         result = crawl("docs", server.url + "docs/p1.html", tmp_path)
         requested = server.paths()
-    assert_clean_failure(result, "stores 3-dimensional", exitcode=1)
-    assert not [p for p in requested if p.startswith("/docs/")], "no page is fetched when the index is unusable"
+    assert_clean_failure(result, "in qdrant-client's local-mode format", exitcode=1)
+    assert "scrapy export --from-engine local --to-edge" in result.output
+    assert not [p for p in requested if p.startswith("/docs/")]

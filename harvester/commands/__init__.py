@@ -1,5 +1,6 @@
 """Harvester's scrapy commands: ``crawl`` and ``runspider`` (Scrapy's, with the settings checked
-first and exit codes) and ``search``."""
+first and exit codes), ``search``, ``mcp`` (the MCP server) and ``export`` (a collection into a
+server or local mode)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from harvester.addon import HarvesterAddon
 from harvester.config.checks import InvalidSettings, check_settings
 
 if TYPE_CHECKING:
@@ -22,6 +22,10 @@ def effective_settings(settings: Settings) -> Settings:
 
     Commands that run no crawler never load add-ons, so they apply ours here.
     """
+    # Imported here: the add-on imports every component (seconds), which `scrapy search` and
+    # `scrapy mcp` do without (``harvester.commands.search.index_settings``).
+    from harvester.addon import HarvesterAddon
+
     merged = settings.copy()
     HarvesterAddon().update_settings(merged)
     return merged

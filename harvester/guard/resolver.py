@@ -1,7 +1,7 @@
 """The SSRF guard at the socket: a Twisted name resolver that hands out only checked addresses.
 
-Installed through ``TWISTED_DNS_RESOLVER`` (set in ``harvester/settings.py``: Scrapy installs the
-resolver for the whole process from the project settings, before any add-on runs). Scrapy's HTTP
+Installed through ``TWISTED_DNS_RESOLVER`` (set by the add-on's ``update_pre_crawler_settings``:
+Scrapy installs the resolver for the whole process from the process settings, before any crawler). Scrapy's HTTP
 handler connects through Twisted's ``HostnameEndpoint``, which asks ``reactor.nameResolver`` for
 the addresses and connects to exactly those, so every address judged here is the address connected
 to: no second lookup that DNS rebinding could answer differently. A name whose every address is
