@@ -237,11 +237,11 @@ def test_search_finds_the_page_for_each_question(crawled_docs):
     """The same search in-process (one model load for all the questions)."""
     from harvester.embedding.models import load_backend  # imports torch: only where needed
     from harvester.index.search import search
-    from harvester.index.store import open_client
+    from harvester.index.engines import open_store
 
     work, _, _ = crawled_docs
     embedder = load_backend(defaults()["HARVESTER_EMBEDDING_MODEL"])
-    client = open_client(None, None, str(work / "qdrant"))
+    client = open_store(None, None, str(work / "qdrant"))
     try:
         wrong = {}
         for query, page in QUESTIONS:

@@ -163,7 +163,7 @@ def test_search_refuses_a_collection_of_the_old_lexical_encoding(tmp_path):
         "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=384, distance=models.Distance.COSINE)},
         sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
     client.close()
-    process = run_scrapy(["search", "blueprint"], tmp_path, timeout=120)
+    process = run_scrapy(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "blueprint"], tmp_path, timeout=120)
     assert process.returncode == 1 and "older lexical encoding" in process.stderr and "Re-crawl" in process.stderr
-    dense = run_scrapy(["search", "--dense", "blueprint"], tmp_path, timeout=120)
+    dense = run_scrapy(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "--dense", "blueprint"], tmp_path, timeout=120)
     assert dense.returncode == 0 and dense.stdout.strip() == "No results."

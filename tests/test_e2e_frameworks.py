@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harvester.index.store import NODE_METADATA_KEYS
+from harvester.index.store import NODE_METADATA_KEYS, SPARSE_VECTOR
 from tests.crawl import crawl, run_scrapy
 from tests.servers.sites import chain_site
 from tests.servers.sitesrv import SiteServer
@@ -42,7 +42,7 @@ def test_export_copies_every_point_with_its_vectors(exported):
     client, items = exported
     assert client.count("harvester").count == sum(len(item["chunks"]) for item in items)
     (point,), _ = client.scroll("harvester", limit=1, with_vectors=True)
-    assert set(point.vector) == {VECTOR, "bm25"} and len(point.vector[VECTOR]) == 384
+    assert set(point.vector) == {VECTOR, SPARSE_VECTOR} and len(point.vector[VECTOR]) == 384
 
 
 def test_langchain_reads_the_collection(exported):

@@ -247,7 +247,7 @@ SPEC: tuple[Setting, ...] = (
     # The index.
     Setting("HARVESTER_INDEX_ENABLED", True, Bool(), "write to Qdrant (needs embedding)", "Index"),
     Setting("HARVESTER_QDRANT_PATH", ".harvester/qdrant", Optional(Text(words="directory")), "embedded "
-            "store's folder (when QDRANT_URL is not set)", "Index", env="HARVESTER_QDRANT_PATH"),
+            "store's folder (when `QDRANT_URL` is not set)", "Index", env="HARVESTER_QDRANT_PATH"),
     Setting("HARVESTER_QDRANT_ENGINE", "edge", Choice(("edge", "local")), "embedded engine: `edge` "
             "(Qdrant's in-process engine, fast) or `local` (qdrant-client's local mode, which LangChain "
             "and LlamaIndex open; one process at a time)", "Index", env="HARVESTER_QDRANT_ENGINE"),
