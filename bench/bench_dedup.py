@@ -37,8 +37,8 @@ from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
 from bench.bench_retrieval import CachedQueries  # noqa: E402
 from harvester.embedding.folder import DEFAULT_MODEL  # noqa: E402
 from harvester.embedding.models import load_embedder  # noqa: E402
-from tests.crawl import crawl  # noqa: E402
-from tests.sitesrv import Route, SiteServer  # noqa: E402
+from tests.crawl import cli_crawl as crawl  # noqa: E402
+from tests.servers.sitesrv import Route, SiteServer  # noqa: E402
 
 DEDUP_OFF = {"HARVESTER_NEAR_DUPLICATE_THRESHOLD": "0", "HARVESTER_BOILERPLATE_MODE": "off"}
 

@@ -52,8 +52,8 @@ from harvester.index import lexical  # noqa: E402
 from harvester.index.engines import as_store  # noqa: E402
 from harvester.index.search import DEFAULT_TUNING, SearchTuning, candidates, rank, search  # noqa: E402
 from harvester.index.store import SPARSE_VECTOR  # noqa: E402
-from tests.crawl import crawl  # noqa: E402
-from tests.sitesrv import SiteServer  # noqa: E402
+from tests.crawl import cli_crawl as crawl  # noqa: E402
+from tests.servers.sitesrv import SiteServer  # noqa: E402
 
 QUESTIONS = EVAL / "questions"
 KINDS = ("howto", "concept", "error", "api", "comparison", "hard")

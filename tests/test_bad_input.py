@@ -9,8 +9,8 @@ from qdrant_client import QdrantClient, models
 
 from harvester.index.engines import open_store
 from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
-from tests.sites import chain_site
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import Route, SiteServer
 
 
 def error_lines(output: str) -> list[str]:
@@ -34,6 +34,7 @@ def test_bad_start_url(tmp_path, start, words):
     assert_clean_failure(crawl("docs", start, tmp_path), words, exitcode=2)
 
 
+@pytest.mark.cli
 def test_missing_start_and_bad_arguments(tmp_path):
     process = run_scrapy(["crawl", "site"], tmp_path)
     assert process.returncode == 2 and "no start URL" in process.stderr
@@ -53,9 +54,12 @@ def test_missing_start_and_bad_arguments(tmp_path):
      ("HARVESTER_LOW_QUALITY_THRESHOLD=2", "between 0 and 1")],
 )
 def test_wrong_settings(tmp_path, setting, words):
-    process = run_scrapy(["crawl", "docs", "-a", "start=http://127.0.0.1:1/", "-s", setting], tmp_path)
-    assert process.returncode == 2, process.stderr
-    assert "harvester: error: invalid setting" in process.stderr and words in process.stderr
+    # In-process: the crawl command's checks and exit status are the harness's (crawl_refusal);
+    # test_missing_start_and_bad_arguments and test_guard.py run the real command.
+    name, value = setting.split("=", 1)
+    result = crawl("docs", "http://127.0.0.1:1/", tmp_path, settings={name: value})
+    assert result.returncode == 2, result.output
+    assert "harvester: error: invalid setting" in result.output and words in result.output
 
 
 @pytest.mark.e2e

@@ -18,7 +18,7 @@ import yaml
 
 from harvester.config.spec import defaults
 from tests.crawl import REPO, crawl, run_scrapy
-from tests.sitesrv import SiteServer
+from tests.servers.sitesrv import SiteServer
 
 DOCS = REPO / "docs"
 README = REPO / "README.md"

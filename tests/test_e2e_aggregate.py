@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import qdrant_points
 from tests.crawl import crawl, run_scrapy
-from tests.sites import BOOK_CHAPTERS, book_sentence, book_site
-from tests.sitesrv import SiteServer
+from tests.servers.sites import BOOK_CHAPTERS, book_sentence, book_site
+from tests.servers.sitesrv import SiteServer
 
 pytestmark = pytest.mark.e2e
 

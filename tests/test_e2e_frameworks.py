@@ -9,8 +9,8 @@ import pytest
 
 from harvester.index.store import NODE_METADATA_KEYS, SPARSE_VECTOR
 from tests.crawl import crawl, run_scrapy
-from tests.sites import chain_site
-from tests.sitesrv import SiteServer
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import SiteServer
 
 pytestmark = pytest.mark.e2e
 

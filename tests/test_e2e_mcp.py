@@ -13,8 +13,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.crawl import REPO, crawl, run_scrapy, scrapy_env
-from tests.sites import chain_site
-from tests.sitesrv import SiteServer
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import SiteServer
 
 pytestmark = pytest.mark.e2e
 

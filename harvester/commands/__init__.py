@@ -31,15 +31,23 @@ def effective_settings(settings: Settings) -> Settings:
     return merged
 
 
+def settings_problem(settings: Settings) -> str | None:
+    """What is wrong with ``settings`` as a crawl will see them (one line), or None."""
+    try:
+        check_settings(effective_settings(settings))
+    except InvalidSettings as exc:
+        return f"invalid setting: {exc}"
+    return None
+
+
 def settings_valid(command: ScrapyCommand) -> bool:
     """Check the command's settings as a crawl will see them; on a bad value, say so in one line
     and set exit status 2. (The add-on checks every crawler too; this stops the command before a
     crawler process starts, with the exit status a scheduler can tell from a failed crawl.)"""
     assert command.settings is not None
-    try:
-        check_settings(effective_settings(command.settings))
-    except InvalidSettings as exc:
-        fail(command, f"invalid setting: {exc}", exitcode=2)
+    problem = settings_problem(command.settings)
+    if problem is not None:
+        fail(command, problem, exitcode=2)
         return False
     return True
 

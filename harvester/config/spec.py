@@ -10,7 +10,7 @@ project's settings module imports it for every command.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvester import PROJECT_URL, __version__
 from harvester.config.types import (
@@ -29,6 +29,9 @@ from harvester.embedding.models import BACKENDS
 from harvester.items import EXPORTED_FIELDS
 from harvester.urls.canonical import DEFAULT_STRIP_PARAMS
 from harvester.urls.rules import DEFAULT_SKIP_PATTERNS, check_css, compile_patterns
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping as Environment  # types.Mapping is a setting's value type
 
 RENDER_MODES = ("never", "always", "auto")
 # Playwright's page.goto(wait_until=...) values.
@@ -369,6 +372,11 @@ PROFILE_SETTINGS: dict[str, str] = {s.profile_key: s.name for s in SPEC if s.pro
 
 # Environment variable -> setting, read by harvester/settings.py.
 ENVIRONMENT: dict[str, str] = {s.env: s.name for s in SPEC if s.env}
+
+
+def environment_settings(environ: Environment[str, str]) -> dict[str, str]:
+    """The settings the environment variables of ``environ`` give (unset and empty ones give none)."""
+    return {setting: environ[variable] for variable, setting in ENVIRONMENT.items() if environ.get(variable)}
 
 
 def defaults(process: bool = False) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 from textwrap import dedent
 
-from tests.sitesrv import Route
+from tests.servers.sitesrv import Route
 
 PROSE = (
     "This page explains how the {name} component of the frobnicator works, which settings it "
