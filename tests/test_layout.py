@@ -117,3 +117,26 @@ def test_the_tree_reads_as_the_product() -> None:
     assert {"spiders", "urls", "fetch", "extract", "markdown", "dedup", "chunking", "embedding", "index",
             "recrawl", "guard", "render", "proxy", "sites", "cluster", "report", "config", "commands"} <= packages
     assert not packages & {"content", "middlewares", "pipelines", "extensions"}
+
+
+def crawler_attributes_set(path: Path) -> list[str]:
+    """``crawler.NAME = ...`` and ``setattr(crawler, ...)`` in a module: state hung off the crawler."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id == "crawler"):
+                found.append(f"crawler.{target.attr}")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "crawler"):
+            found.append("setattr(crawler, ...)")
+    return found
+
+
+def test_shared_crawl_state_is_typed_in_one_place() -> None:
+    """Components share objects through harvester.state.CrawlState, not loose crawler attributes."""
+    offenders = {name: found for name, path in MODULES.items()
+                 if name != "harvester.state" and (found := crawler_attributes_set(path))}
+    assert not offenders, f"state hung off the crawler outside harvester.state: {offenders}"
+    assert crawler_attributes_set(MODULES["harvester.state"]) == ["setattr(crawler, ...)"]

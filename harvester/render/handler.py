@@ -35,6 +35,7 @@ from scrapy_playwright.provider import PlaywrightBrowserProvider
 from harvester.meta import FRAMES, RENDER_DELAY
 from harvester.render.browser import BROWSER_SERVICES, proxy_bypass_arg
 from harvester.render.frames import MAX_FRAMES, same_site
+from harvester.state import crawl_state
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -155,8 +156,10 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self._pages: dict[int, Page] = {}
         # Scrapy builds one handler per scheme; the first one built renders for both, so http and
         # https pages share one browser, one guard proxy and one cap.
-        self._owner: HarvesterPlaywrightHandler = getattr(crawler, "harvester_playwright_handler", self)
-        crawler.harvester_playwright_handler = self._owner  # type: ignore[attr-defined]
+        state = crawl_state(crawler)
+        if state.playwright_handler is None:
+            state.playwright_handler = self
+        self._owner: HarvesterPlaywrightHandler = state.playwright_handler
 
     # scrapy-playwright starts Playwright when the engine starts; here it waits for a page.
     async def _maybe_launch_in_thread(self) -> None:

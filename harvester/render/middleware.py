@@ -31,6 +31,7 @@ from harvester.render.browser import (
 )
 from harvester.render.policy import RenderLearner, context_kwargs, context_name
 from harvester.sites import SiteProfile, SiteProfiles
+from harvester.state import crawl_state
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -78,11 +79,10 @@ class Renderer:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Renderer:
-        renderer = getattr(crawler, "harvester_renderer", None)
-        if renderer is None:
-            renderer = cls(crawler)
-            crawler.harvester_renderer = renderer  # type: ignore[attr-defined]
-        return renderer
+        state = crawl_state(crawler)
+        if state.renderer is None:
+            state.renderer = cls(crawler)
+        return state.renderer
 
     def available(self, url: str) -> bool:
         """Whether a page can go through the browser; warns once when one should and cannot."""

@@ -22,6 +22,7 @@ from harvester.signals import (
     page_near_duplicate,
     page_skipped,
 )
+from harvester.state import crawl_state
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -220,7 +221,7 @@ def dedup_figures(stats: Any, aliases: dict[str, list[str]], near: dict[str, Any
 
 def _site_profiles(crawler: Any) -> dict[str, Any]:
     """``{"site_profiles": {host: [profile names]}}`` for the hosts a site profile served."""
-    profiles = getattr(crawler, "harvester_site_profiles", None)
+    profiles = crawl_state(crawler).site_profiles
     if profiles is None or not profiles.served:
         return {}
     return {"site_profiles": {host: sorted(names) for host, names in profiles.served.items()}}

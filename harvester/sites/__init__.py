@@ -27,6 +27,7 @@ from harvester.sites.loader import (
     ProfileMatcher,
     load_profiles,
 )
+from harvester.state import crawl_state
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -105,12 +106,11 @@ class SiteProfiles:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SiteProfiles:
         """One instance per crawler, shared by every component that asks."""
-        profiles = getattr(crawler, "harvester_site_profiles", None)
-        if profiles is None:
+        state = crawl_state(crawler)
+        if state.site_profiles is None:
             overrides = getattr(getattr(crawler, "spider", None), "profile_overrides", None)
-            profiles = cls(crawler.settings, overrides)
-            crawler.harvester_site_profiles = profiles  # type: ignore[attr-defined]
-        return profiles
+            state.site_profiles = cls(crawler.settings, overrides)
+        return state.site_profiles
 
     def for_url(self, url: str) -> SiteProfile:
         """The profile that applies to ``url`` (the defaults when none matches)."""

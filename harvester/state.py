@@ -1,0 +1,40 @@
+"""What Harvester's components share within one crawl, in one typed place.
+
+Scrapy builds each component on its own through ``from_crawler``; the few objects several of them
+must share (one site-profile table, one renderer, one browser for both schemes) hang off the crawler
+here instead of as loose attributes, so that a reader sees every piece of shared state at once and
+a type checker knows what each is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harvester.render.handler import HarvesterPlaywrightHandler
+    from harvester.render.middleware import Renderer
+    from harvester.sites import SiteProfiles
+
+_ATTRIBUTE = "harvester_state"
+
+
+@dataclass
+class CrawlState:
+    """Objects shared by Harvester's components within one crawler."""
+
+    site_profiles: SiteProfiles | None = None
+    """The site-profile table (``harvester.sites.SiteProfiles.from_crawler``)."""
+    renderer: Renderer | None = None
+    """The render decision-maker the extraction and render middlewares share."""
+    playwright_handler: HarvesterPlaywrightHandler | None = None
+    """The download handler that renders for both http and https (one browser, one cap)."""
+
+
+def crawl_state(crawler: Any) -> CrawlState:
+    """The crawler's shared state, created on first use."""
+    state = getattr(crawler, _ATTRIBUTE, None)
+    if state is None:
+        state = CrawlState()
+        setattr(crawler, _ATTRIBUTE, state)
+    return state
