@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from scrapy.exceptions import NotConfigured
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 
-from harvester.extract.classify import NOT_INDEXED, PageType, Verdict, decide, read_signals
-from harvester.extract.page import ExtractedPage, NoContent, extract_page, parse_html
+from harvester.extract.classify import NOT_INDEXED, PageType, Signals, Verdict, decide, read_signals
+from harvester.extract.page import ExtractedPage, NoContent, check_text, extract_page, parse_html
 from harvester.extract.pdf import PdfUnreadable, extract_pdf, is_pdf
+from harvester.extract.template import (
+    Block,
+    PageSignature,
+    Removal,
+    Template,
+    TemplateLearner,
+    page_blocks,
+    remove_template,
+    signature,
+)
 from harvester.items import PageItem
 from harvester.meta import DONT_EXTRACT, LINKS, RENDER_FALLBACK, RENDER_HTTP_ITEM
 from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
@@ -72,6 +83,7 @@ class ExtractionMiddleware:
         self._min_chars = crawler.settings.getint("HARVESTER_EXTRACTION_MIN_CHARS")
         self._max_pages = crawler.settings.getint("HARVESTER_MAX_PAGES")
         self._pages = 0
+        self._budget_spent = False
         self._profiles = SiteProfiles.from_crawler(crawler)
         self._pdf_enabled = crawler.settings.getbool("HARVESTER_PDF_ENABLED")
         self._selectors = crawler.settings.getdict("HARVESTER_CONTENT_SELECTORS")
@@ -79,6 +91,12 @@ class ExtractionMiddleware:
         self._low_quality = crawler.settings.getfloat("HARVESTER_LOW_QUALITY_THRESHOLD")
         self._strip = compile_strip_params(crawler.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
         self._renderer = Renderer.from_crawler(crawler)
+        # Learned site templates (harvester.extract.template): the first pages of each host wait
+        # here until the host's template is decided, so they are cleaned like the later ones.
+        self._learner = TemplateLearner(crawler.settings.getint("HARVESTER_TEMPLATE_SAMPLE"))
+        self._held: dict[str, list[_Prepared]] = {}
+        self._flushing = False
+        crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -98,10 +116,13 @@ class ExtractionMiddleware:
                 yield element
         # A browser re-request is the same page: it used its budget when HTTP fetched it.
         if self._is_page(response) and (fallback or self._within_budget()):
-            output = await self._extract(response)
+            outputs = await self._extract(response)
+            if self._budget_spent and self._held:
+                # The spider closes now: no page waits for a template that will not come.
+                outputs += await self._release_all()
             for element in held:
                 yield element
-            if output is not None:
+            for output in outputs:
                 yield output
 
     def _is_page(self, response: Response) -> bool:
@@ -119,24 +140,112 @@ class ExtractionMiddleware:
         self._pages += 1
         if self._pages == self._max_pages:
             logger.info("HARVESTER_MAX_PAGES=%d reached: closing the spider", self._max_pages)
+            self._budget_spent = True
             deferred_from_coro(self.crawler.engine.close_spider_async(reason="max_pages"))
         return True
 
-    async def _extract(self, response: HtmlResponse) -> PageItem | scrapy.Request | None:
-        stats = self.crawler.stats
+    async def _extract(self, response: HtmlResponse) -> list[Any]:
+        """The page's outputs: none while its host's template is being learned (the page waits),
+        else its item or browser request, with those of the pages that waited for the template."""
         if self._is_pdf(response):  # never rendered: the browser would only show its viewer
-            stats.inc_value("harvester/pages/crawled")
-            return await self._extract_pdf(response)
+            self.crawler.stats.inc_value("harvester/pages/crawled")
+            item = await self._extract_pdf(response)
+            return [item] if item is not None else []
+        profile = self._profiles.for_url(response.url)
+        host = host_key(response.url)
+        template = self._learner.template(host) if profile.template_learning else None
+        if not profile.template_learning or template is not None:
+            output = await self._finish(response, template)
+            return [output] if output is not None else []
+        try:
+            prepared = await run_in_thread(self._prepare, response)
+        except Exception:
+            logger.exception("Extraction failed on %s", response.url)
+            self.crawler.stats.inc_value("harvester/pages/crawled")
+            self._report(page_failed, response.url, "extraction_error", "failed")
+            return []
+        if prepared.signature is None:  # nothing to learn from (not parsable)
+            output = await self._finish(response, None, prepared)
+            return [output] if output is not None else []
+        self._held.setdefault(host, []).append(prepared)
+        if not self._learner.observe(host, response.url, prepared.signature):
+            return []
+        return await self._release(host)
+
+    def _prepare(self, response: HtmlResponse) -> _Prepared:
+        """In a worker thread: the page parsed, its signals and its blocks, before anything
+        changes the tree."""
+        try:
+            doc = _document(response)
+        except NoContent as exc:
+            return _Prepared(response, None, None, None, None, exc.reason)
+        blocks = page_blocks(doc)
+        return _Prepared(response, doc, read_signals(doc, response.text), blocks, signature(blocks))
+
+    async def _release(self, host: str) -> list[Any]:
+        """Decide ``host``'s template and extract the pages that waited for it."""
+        template = self._learner.decide(host)
+        if template:
+            self.crawler.stats.inc_value("harvester/template/learned_hosts")
+            logger.info("Learned the template of %s from %d pages", host, template.pages)
+        outputs = []
+        for prepared in self._held.pop(host, []):
+            output = await self._finish(prepared.response, template, prepared)
+            if output is not None:
+                outputs.append(output)
+        return outputs
+
+    async def _release_all(self) -> list[Any]:
+        outputs = []
+        for host in list(self._held):
+            outputs += await self._release(host)
+        return outputs
+
+    def _spider_idle(self, spider: scrapy.Spider) -> None:
+        """No page left to fetch: the hosts still learning (fewer pages than the sample) are
+        decided on what they have, and their waiting pages go through the pipelines."""
+        if self._held and not self._flushing:
+            self._flushing = True
+            deferred_from_coro(self._flush())
+        if self._flushing:
+            raise DontCloseSpider
+
+    async def _flush(self) -> None:
+        engine = self.crawler.engine
+        try:
+            for output in await self._release_all():
+                if isinstance(output, Request):
+                    engine.crawl(output)
+                else:
+                    await engine.scraper.start_itemproc_async(output, response=None)
+        finally:
+            self._flushing = False
+            # Check for idleness again now, not at the engine's next heartbeat (seconds away).
+            slot = getattr(engine, "_slot", None)
+            if slot is not None:
+                slot.nextcall.schedule()
+
+    async def _finish(self, response: HtmlResponse, template: Template | None,
+                      prepared: _Prepared | None = None) -> PageItem | scrapy.Request | None:
+        """Classify and extract one HTML page (without ``template``'s blocks), then store it, skip
+        it or send it to the browser."""
+        stats = self.crawler.stats
         profile = self._profiles.for_url(response.url)
         try:
-            verdict, page, no_content, frames = await run_in_thread(
-                self._classify_and_extract, response, profile.process_iframes
+            verdict, page, no_content, frames, removal = await run_in_thread(
+                self._classify_and_extract, response, profile.process_iframes, template, prepared
             )
         except Exception:
             logger.exception("Extraction failed on %s", response.url)
             stats.inc_value("harvester/pages/crawled")
             self._report(page_failed, response.url, "extraction_error", "failed")
             return None
+        if removal:
+            host = host_key(response.url)
+            stats.inc_value("harvester/template/pages")
+            stats.inc_value("harvester/template/blocks", removal.blocks)
+            stats.inc_value(f"harvester/template/pages/{host}")
+            stats.inc_value(f"harvester/template/blocks/{host}", removal.blocks)
         rendered = "playwright" in response.flags
         if not rendered:
             self._renderer.learner.fetched_over_http(response.url)
@@ -171,23 +280,36 @@ class ExtractionMiddleware:
         return self._page_item(response, page, verdict)
 
     def _classify_and_extract(
-        self, response: HtmlResponse, with_frames: bool
-    ) -> tuple[Verdict, ExtractedPage | None, str | None, list[Any]]:
+        self, response: HtmlResponse, with_frames: bool, template: Template | None, prepared: _Prepared | None
+    ) -> tuple[Verdict, ExtractedPage | None, str | None, list[Any], Removal]:
         """In a worker thread: the page's signals (before extraction changes the tree), its
-        extraction, its verdict; for rendered pages the frames' content joins the page's."""
-        doc = _parsed_tree(response)
-        if doc is None:
+        extraction without the template's blocks, its verdict; for rendered pages the frames'
+        content joins the page's."""
+        removal = Removal()
+        if prepared is not None:
+            if prepared.doc is None:
+                return Verdict(PageType.EMPTY, prepared.no_content or "empty"), None, prepared.no_content, [], removal
+            doc, signals, blocks = prepared.doc, prepared.signals, prepared.blocks
+        else:
             try:
-                doc = parse_html(response.text)
+                doc = _document(response)
             except NoContent as exc:
-                return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, []
-        signals = read_signals(doc, response.text)
+                return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, [], removal
+            signals = read_signals(doc, response.text)
+            blocks = page_blocks(doc) if template else None
+
+        def strip_template(root: Any) -> Removal:
+            nonlocal removal
+            removal = remove_template(blocks, template)
+            return removal
+
         url = response.url
         page: ExtractedPage | None = None
         no_content: str | None = None
         try:
             page = extract_page(response.text, url, min_chars=self._min_chars,
-                                content_selector=self._content_selector(url), converter=self._converter, doc=doc)
+                                content_selector=self._content_selector(url), converter=self._converter, doc=doc,
+                                template=strip_template if template and blocks else None)
         except NoContent as exc:
             no_content = exc.reason
         frames: list[Any] = []
@@ -199,7 +321,7 @@ class ExtractionMiddleware:
             else:
                 frames = same_site_iframes(signals.iframes, url)
         verdict = decide(signals, response.status, len(page.markdown) if page is not None else 0)
-        return verdict, page, no_content, frames
+        return verdict, page, no_content, frames, removal
 
     def _frame_markdown(self, frame: Frame) -> str | None:
         try:
@@ -302,6 +424,27 @@ class ExtractionMiddleware:
         if canonical and in_scope(canonical, start):
             return canonical_url(canonical, self._strip)
         return canonical_url(response.url, self._strip)
+
+
+@dataclass
+class _Prepared:
+    """A page parsed and cut into blocks, waiting for its host's template."""
+
+    response: HtmlResponse
+    doc: Any
+    signals: Signals | None
+    blocks: list[Block] | None
+    signature: PageSignature | None
+    no_content: str | None = None
+
+
+def _document(response: HtmlResponse) -> Any:
+    """The page's lxml tree; NoContent when the body is no markup (binary, JSON, a PDF)."""
+    doc = _parsed_tree(response)
+    if doc is None:
+        return parse_html(response.text)
+    check_text(response.text)
+    return doc
 
 
 def _parsed_tree(response: HtmlResponse) -> Any:

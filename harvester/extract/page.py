@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
@@ -50,9 +51,10 @@ from harvester.extract.convert import (
     visible_text,
 )
 from harvester.extract.profiles import GENERIC, PageView, Profile, compile_css, detect_profile
+from harvester.fetch.encoding import UNSAFE_TEXT, clean_text
 from harvester.markdown.grammar import Line, classify_lines, heading
 
-__all__ = ["ExtractedPage", "NoContent", "detect_profile", "extract_page", "parse_html"]
+__all__ = ["ExtractedPage", "NoContent", "check_text", "detect_profile", "extract_page", "parse_html"]
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,8 @@ _GENERIC_CRUMBS = ("nav[aria-label=breadcrumb]", "nav[aria-label=Breadcrumb]", "
 # --------------------------------------------------------------------------
 
 def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: str | None = None,
-                 doc=None, converter: str | None = "markdownify") -> ExtractedPage:
+                 doc=None, converter: str | None = "markdownify",
+                 template: Callable[[lxml.html.HtmlElement], object] | None = None) -> ExtractedPage:
     """Extract the main content of one page as Markdown plus metadata.
 
     ``content_selector``: CSS selector of the main element; when it matches
@@ -145,13 +148,16 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
     ``response.selector.root``); ``html`` is then not parsed again and the
     tree is modified in place. ``converter``: name registered in
     :mod:`harvester.extract.convert` (ValueError if unknown; None means
-    the default, markdownify).
+    the default, markdownify). ``template``: called with the document root once the page's
+    metadata, breadcrumbs and main element are read and before anything is cleaned or converted,
+    to remove the site's learned template (``harvester.extract.template``).
 
     Raises NoContent('not_html' | 'unparsable' | 'empty' | 'too_short').
     """
     convert = get_converter(converter or "markdownify")
     content_xpath = compile_css(content_selector) if content_selector else None
     root = _parse(html) if doc is None else doc.getroottree().getroot()
+    _sanitize_tree(root, html)
     base = _base_url(root, url)
     view = PageView(root)
     profile = detect_profile(view)
@@ -163,10 +169,14 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
         main = _first_with_text(root, [compile_css(sel) for sel in profile.main])
     if main is not None:
         meta["breadcrumbs"] = _breadcrumbs(root, profile)
+        if template is not None:
+            template(root)
         candidates = [(main, True)]
     else:
         sc = _scan(root)
         meta["breadcrumbs"] = _scan_breadcrumbs(sc)
+        if template is not None and template(root):
+            sc = _scan(root)  # candidates may have gone with the template
         candidates = _candidates(sc)
 
     rules = profile or GENERIC
@@ -215,11 +225,8 @@ def _parse(html: str | bytes) -> lxml.html.HtmlElement:
         html = html.decode("utf-8", "replace")
     if not html or not html.strip():
         raise NoContent("empty")
-    head = html[:2048].lstrip("\ufeff \t\r\n")
-    if "\x00" in head or "<" not in html[:65536]:
-        raise NoContent("not_html")
-    if head.startswith(("{", "[", "%PDF")):
-        raise NoContent("not_html")
+    check_text(html)
+    html = clean_text(html)
     # lxml refuses str input that still carries an encoding declaration.
     html = _XML_DECL.sub("", html, count=1)
     try:
@@ -234,6 +241,45 @@ def _parse(html: str | bytes) -> lxml.html.HtmlElement:
 
 
 parse_html = _parse  # for callers that read the tree before extraction (the page classifier)
+
+# Binary bodies decode to replacement characters and control characters; markup is mostly ASCII.
+_BINARY_SHARE = 0.05
+_BINARY = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
+
+
+def check_text(html: str) -> None:
+    """NoContent('not_html') unless ``html`` looks like markup: a body in another format served as
+    HTML (JSON, a PDF under any label, binary garbage) never reaches the index."""
+    head = html[:2048].lstrip("\ufeff \t\r\n\x00")
+    if "<" not in html[:65536]:
+        raise NoContent("not_html")
+    if head.startswith(("{", "[", "%PDF")):
+        raise NoContent("not_html")
+    sample = html[:8192]
+    if len(_BINARY.findall(sample)) > _BINARY_SHARE * len(sample):
+        raise NoContent("not_html", "binary")
+
+
+# Numeric character references to characters XML cannot hold: lxml's parser decodes them.
+_CONTROL_REF = re.compile(r"&#(?:[xX]0*(?:[0-8bcefBCEF]|1[0-9a-fA-F])|0*(?:[0-8]|1[124-9]|2\d|3[01]));")
+
+
+def _sanitize_tree(root, html: str | bytes) -> None:
+    """Drop control characters from the tree's text and attributes, so that text taken from it can
+    be set on it again (lxml refuses control characters on assignment: "All strings must be XML
+    compatible"). Only when the page's source can hold any."""
+    if isinstance(html, str) and not (UNSAFE_TEXT.search(html) or _CONTROL_REF.search(html)):
+        return
+    for el in root.iter():
+        if isinstance(el.tag, str) or el.tag is etree.Comment:
+            if el.text and UNSAFE_TEXT.search(el.text):
+                el.text = clean_text(el.text)
+        if el.tail and UNSAFE_TEXT.search(el.tail):
+            el.tail = clean_text(el.tail)
+        if isinstance(el.tag, str):
+            for name, value in el.attrib.items():
+                if UNSAFE_TEXT.search(value):
+                    el.set(name, clean_text(value))
 
 
 def _base_url(doc, url: str) -> str:
@@ -722,13 +768,14 @@ _CHROME_CLASSES = frozenset({"sphinxsidebar", "related", "navheader", "navfooter
 
 def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generator: str | None) -> ExtractedPage:
     title = meta["title"] or (headings[0]["text"] if headings else "")
+    # JSON-LD and meta tags can carry what the tree could not (lone surrogates from JSON escapes).
     return ExtractedPage(
-        title=title,
-        markdown=md,
-        lang=meta["lang"],
-        description=meta["description"],
-        headings=headings,
-        breadcrumbs=meta["breadcrumbs"],
+        title=clean_text(title),
+        markdown=clean_text(md),
+        lang=clean_text(meta["lang"]) if meta["lang"] else None,
+        description=clean_text(meta["description"]) if meta["description"] else None,
+        headings=[{**h, "text": clean_text(h["text"])} for h in headings],
+        breadcrumbs=[clean_text(c) for c in meta["breadcrumbs"]],
         canonical_url=meta["canonical_url"],
         quality=_quality(md, degraded),
         degraded=degraded,
