@@ -16,7 +16,7 @@ from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.defer import deferred_from_coro
 
 from harvester.extract.classify import NOT_INDEXED, PageType, Signals, Verdict, decide, read_signals
-from harvester.extract.page import ExtractedPage, NoContent, check_text, extract_page, parse_html
+from harvester.extract.page import ExtractedPage, NoContent, check_text, extract_page, parse_html, template_scope
 from harvester.extract.pdf import PdfUnreadable, extract_pdf, is_pdf
 from harvester.extract.template import (
     Block,
@@ -179,7 +179,7 @@ class ExtractionMiddleware:
             doc = _document(response)
         except NoContent as exc:
             return _Prepared(response, None, None, None, None, exc.reason)
-        blocks = page_blocks(doc)
+        blocks = page_blocks(template_scope(doc, self._content_selector(response.url)))
         return _Prepared(response, doc, read_signals(doc, response.text), blocks, signature(blocks))
 
     async def _release(self, host: str) -> list[Any]:
@@ -188,11 +188,13 @@ class ExtractionMiddleware:
         if template:
             self.crawler.stats.inc_value("harvester/template/learned_hosts")
             logger.info("Learned the template of %s from %d pages", host, template.pages)
-        outputs = []
+        outputs, removed = [], False
         for prepared in self._held.pop(host, []):
             output = await self._finish(prepared.response, template, prepared)
+            removed = removed or prepared.removed
             if output is not None:
                 outputs.append(output)
+        self._learner.settle(host, removed)
         return outputs
 
     async def _release_all(self) -> list[Any]:
@@ -240,6 +242,8 @@ class ExtractionMiddleware:
             stats.inc_value("harvester/pages/crawled")
             self._report(page_failed, response.url, "extraction_error", "failed")
             return None
+        if prepared is not None:
+            prepared.removed = bool(removal)
         if removal:
             host = host_key(response.url)
             stats.inc_value("harvester/template/pages")
@@ -296,7 +300,7 @@ class ExtractionMiddleware:
             except NoContent as exc:
                 return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, [], removal
             signals = read_signals(doc, response.text)
-            blocks = page_blocks(doc) if template else None
+            blocks = page_blocks(template_scope(doc, self._content_selector(response.url))) if template else None
 
         def strip_template(root: Any) -> Removal:
             nonlocal removal
@@ -436,6 +440,7 @@ class _Prepared:
     blocks: list[Block] | None
     signature: PageSignature | None
     no_content: str | None = None
+    removed: bool = False  # the template removed something from it
 
 
 def _document(response: HtmlResponse) -> Any:

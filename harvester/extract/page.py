@@ -54,7 +54,8 @@ from harvester.extract.profiles import GENERIC, PageView, Profile, compile_css, 
 from harvester.fetch.encoding import UNSAFE_TEXT, clean_text
 from harvester.markdown.grammar import Line, classify_lines, heading
 
-__all__ = ["ExtractedPage", "NoContent", "check_text", "detect_profile", "extract_page", "parse_html"]
+__all__ = ["ExtractedPage", "NoContent", "check_text", "detect_profile", "extract_page", "parse_html",
+           "template_scope"]
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,23 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
     if not longest:
         raise NoContent("empty")
     raise NoContent("too_short", f"{longest} chars")
+
+
+def template_scope(root, content_selector: str | None = None):
+    """The element a site's template is learned from and removed in (``harvester.extract.template``):
+    the main element the extractor will keep when a content selector or a generator profile names
+    one (chrome outside it never reaches the Markdown, so it need not be walked), else the whole
+    document."""
+    if content_selector:
+        main = _first_with_text(root, (compile_css(content_selector),))
+        if main is not None:
+            return main
+    profile = detect_profile(PageView(root))
+    if profile is not None:
+        main = _first_with_text(root, [compile_css(sel) for sel in profile.main])
+        if main is not None:
+            return main
+    return root
 
 
 def _first_with_text(root, xpaths):

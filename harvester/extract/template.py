@@ -27,7 +27,8 @@ host, early or late, is judged by the same template.
   page-specific local TOC, a header with its menu);
 * template blocks before the page's first or after its last content block ("anchors": a heading,
   code, a table cell or three words of prose that are not template) go: header bars, prev/next
-  bars, "Last update" lines, footers;
+  bars, "Last update" lines, footers; a repeated heading there stays when what follows it is the
+  page's own ("See also" over the page's links);
 * between anchors, only long template text goes (8 words or more: a licence notice, a support
   notice pasted into every page).
 
@@ -57,6 +58,8 @@ MIN_PAGES = 3
 DEFAULT_SAMPLE = 8
 # Positions judge blocks that changed (a first page without "previous"): only short or link text.
 LIGHT_WORDS = 8
+# Blocks without links get a slot (numbers set aside) up to this many words.
+SLOT_WORDS = 5
 # Between the page's content blocks, template text goes only from this many words on.
 LONG_WORDS = 8
 # A non-template block with this many words outside links is content (an anchor).
@@ -76,6 +79,10 @@ _BLOCK_TAGS = frozenset({
 _SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head", "title", "meta", "link",
                         "iframe", "object", "embed", "canvas", "input", "textarea"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# Blocks that hold no other block (the HTML parser closes a <p> before a <div>): their text is read
+# in one call instead of element by element.
+_LEAF_TAGS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "caption", "figcaption", "summary",
+                        "label", "button", "legend", "address"})
 _CELLS = frozenset({"td", "th", "caption"})
 # Class words that mark the current page or an open menu: the same chrome carries them on one page
 # and not on the next.
@@ -87,16 +94,19 @@ _SECTION_NESTING = ("section",)
 class Block:
     """One block of a page: a block-level element and its own text (not its nested blocks')."""
 
-    __slots__ = ("el", "parent", "kind", "path", "pos", "pieces", "plain", "link_chars", "chars", "words",
-                 "plain_words", "sig", "slot", "tmpl", "sub_tot", "sub_tmpl", "sub_n", "sub_prose", "sub_guard",
-                 "gone")
+    __slots__ = ("el", "parent", "kind", "path", "pos", "rpos", "pieces", "plain", "link_chars", "chars",
+                 "words", "plain_words", "sig", "slots", "tmpl", "sub_tot", "sub_tmpl", "sub_n", "sub_prose",
+                 "sub_guard", "gone")
 
-    def __init__(self, el, parent: Block | None, kind: str, path: int, pos: int) -> None:
+    def __init__(self, el, parent: Block | None, kind: str, path: int, pos: int, rpos: int) -> None:
         self.el = el
         self.parent = parent
         self.kind = kind  # "text", "head", "pre" or "cell"
         self.path = path
+        # Where it sits, counting siblings from the start and from the end: template blocks before
+        # the content keep the first, those after it (its length varies) the second.
         self.pos = pos
+        self.rpos = rpos
         self.pieces: list[str] = []
         self.plain: list[str] = []
         self.link_chars = 0
@@ -104,7 +114,7 @@ class Block:
         self.words = 0
         self.plain_words = 0
         self.sig: int | None = None
-        self.slot: int | None = None
+        self.slots: tuple[int, int] | None = None
 
     def add(self, text: str, link: bool) -> None:
         self.pieces.append(text)
@@ -113,7 +123,30 @@ class Block:
         else:
             self.plain.append(text)
 
-    def finish(self) -> None:
+    def add_leaf(self, el, link: bool) -> None:
+        """All of a leaf element's text, its links' text apart."""
+        if not len(el):
+            text = el.text or ""
+            self.pieces.append(text)
+            if link:
+                self.link_chars += len(text.strip())
+            else:
+                self.plain.append(text)
+            return
+        text = el.text_content()
+        self.pieces.append(text)
+        if link:
+            self.link_chars += len(text.strip())
+            return
+        plain = text
+        for a in el.iter("a"):
+            linked = a.text_content()
+            if linked:
+                self.link_chars += len(linked.strip())
+                plain = plain.replace(linked, " ", 1)
+        self.plain.append(plain)
+
+    def finish(self, title: str) -> None:
         text = " ".join("".join(self.pieces).split())
         self.pieces = []
         if not text:
@@ -121,12 +154,20 @@ class Block:
             return
         self.chars = len(text)
         self.words = text.count(" ") + 1
-        self.sig = hash((self.path, _DIGITS.sub("0", text)))
+        self.sig = hash((self.path, text))
         plain = " ".join("".join(self.plain).split())
         self.plain = []
         self.plain_words = plain.count(" ") + 1 if plain else 0
-        if self.link_chars:
-            self.slot = hash((self.pos, _DIGITS.sub("0", plain)))
+        # A slot: the same place with the same words around its links ("« Install | Usage »" and
+        # "« Usage | API »"), the page's own title ("Home / Usage") and numbers ("Last update:
+        # 2024-05-02") set aside.
+        # Links alone make no slot: a list of links at the end of every page is content as often
+        # as it is chrome.
+        if (self.link_chars and plain) or (not self.link_chars and self.words <= SLOT_WORDS and _DIGITS.search(text)):
+            if title and title in plain:
+                plain = plain.replace(title, "\x00")
+            shape = _DIGITS.sub("0", plain)
+            self.slots = (hash((self.pos, shape)), hash((self.rpos, shape)))
 
     @property
     def link_dominated(self) -> bool:
@@ -152,58 +193,64 @@ def _kind(tag: str, parent_kind: str) -> str:
 
 
 def page_blocks(root) -> list[Block]:
-    """The page's blocks in document order, the body first (one pass; ``root`` is not changed)."""
+    """The blocks of ``root`` (a document, or the element the template is learned in) in document
+    order, ``root`` (the body of a document) first; one pass, ``root`` is not changed."""
     body = root.find("body") if root.tag == "html" else root
     if body is None:
         body = root
-    top = Block(body, None, "text", 0, 0)
+    h1 = next(root.iter("h1"), None)
+    title = " ".join(h1.text_content().split()) if h1 is not None else ""
+    top = Block(body, None, "text", 0, 0, 0)
     blocks = [top]
-    # Entries: (element, block, in_link, path, parent position, child index) or (text, block, in_link).
-    stack: list[tuple] = [(child, top, False, 0, 0, i) for i, child in enumerate(body)][::-1]
     if body.text:
         top.add(body.text, False)
-    tails = []
-    for child in body:
-        if child.tail:
-            tails.append(child.tail)
-    # Body-level tails are rare and never template: keep them out of the walk's ordering work.
-    for tail in tails:
-        top.add(tail, False)
+    # Entries: (element, block, in_link, path, parent's positions, child index, siblings), or
+    # (text, block, in_link) for the text that follows an element.
+    stack: list[tuple] = []
+    _push_children(stack, body, top, False, 0, 0, 0)
     while stack:
         item = stack.pop()
         node = item[0]
         if isinstance(node, str):
             item[1].add(node, item[2])
             continue
-        el, blk, link, path, pos, index = item
+        el, blk, link, path, pos, rpos, index, count = item
         tag = el.tag
         if not isinstance(tag, str) or tag in _SKIP_TAGS:
             continue
         if tag in _BLOCK_TAGS:
             cls = _classes(el.get("class"))
             pos = hash((pos, index, tag, cls))
+            rpos = hash((rpos, index - count, tag, cls))
             if tag not in _SECTION_NESTING and not (tag == "div" and "section" in cls.split()):
                 path = hash((path, tag, cls))
-            blk = Block(el, blk, _kind(tag, blk.kind), path, pos)
+            blk = Block(el, blk, _kind(tag, blk.kind), path, pos, rpos)
             blocks.append(blk)
             if tag == "pre":
                 blk.add(el.text_content(), link)
+                continue
+            if tag in _LEAF_TAGS:
+                blk.add_leaf(el, link)
                 continue
         elif tag == "a":
             link = True
         if el.text:
             blk.add(el.text, link)
-        n = len(el)
-        if n:
-            children = list(el)
-            for i in range(n - 1, -1, -1):
-                child = children[i]
-                if child.tail:
-                    stack.append((child.tail, blk, link))
-                stack.append((child, blk, link, path, pos, i))
+        if len(el):
+            _push_children(stack, el, blk, link, path, pos, rpos)
     for block in blocks:
-        block.finish()
+        block.finish(title)
     return blocks
+
+
+def _push_children(stack: list[tuple], el, blk: Block, link: bool, path: int, pos: int, rpos: int) -> None:
+    children = list(el)
+    count = len(children)
+    for i in range(count - 1, -1, -1):
+        child = children[i]
+        if child.tail:
+            stack.append((child.tail, blk, link))
+        stack.append((child, blk, link, path, pos, rpos, i, count))
 
 
 # --------------------------------------------------------------------------
@@ -216,14 +263,15 @@ class PageSignature:
 
     texts: frozenset[int]
     slots: frozenset[int]
-    entries: tuple[tuple[int, int, int | None], ...]  # (position, text, slot) of blocks with text
+    # (position from the start, from the end, text, slots) of each block with text
+    entries: tuple[tuple[int, int, int, tuple[int, int] | None], ...]
 
 
 def signature(blocks: Iterable[Block]) -> PageSignature:
-    entries = tuple((b.pos, b.sig, b.slot) for b in blocks if b.sig is not None)
+    entries = tuple((b.pos, b.rpos, b.sig, b.slots) for b in blocks if b.sig is not None)
     return PageSignature(
-        texts=frozenset(sig for _, sig, _ in entries),
-        slots=frozenset(slot for _, _, slot in entries if slot is not None),
+        texts=frozenset(e[2] for e in entries),
+        slots=frozenset(slot for e in entries if e[3] is not None for slot in e[3]),
         entries=entries,
     )
 
@@ -257,7 +305,12 @@ def learn(pages: Sequence[PageSignature]) -> Template:
     slots = frozenset(s for s, c in slot_counts.items() if c >= need)
     pos_counts: Counter[int] = Counter()
     for page in pages:
-        pos_counts.update({pos for pos, sig, slot in page.entries if sig in texts or slot in slots})
+        held = set()
+        for pos, rpos, sig, pair in page.entries:
+            if sig in texts or (pair is not None and (pair[0] in slots or pair[1] in slots)):
+                held.add(pos)
+                held.add(rpos)
+        pos_counts.update(held)
     positions = frozenset(p for p, c in pos_counts.items() if c >= need)
     return Template(pages=n, texts=texts, slots=slots, positions=positions)
 
@@ -300,6 +353,13 @@ class TemplateLearner:
             self._seen.pop(host, None)
         return template
 
+    def settle(self, host: str, removed: bool) -> None:
+        """After the sampled pages were cleaned: a template that removed nothing from any of them
+        is dropped, so the host's further pages are not walked for it (the learning's cost on
+        sites whose profile already keeps the chrome out)."""
+        if not removed and host in self._templates:
+            self._templates[host] = Template(pages=self._templates[host].pages)
+
     def learning(self) -> list[str]:
         """Hosts whose template is not decided yet."""
         return [host for host in self._pages if host not in self._templates]
@@ -337,9 +397,10 @@ def remove_template(blocks: Sequence[Block], template: Template | None) -> Remov
         b.sub_guard = False
         if not b.chars:
             continue
-        if b.sig in texts or (b.slot is not None and b.slot in slots):
+        if b.sig in texts or (b.slots is not None and (b.slots[0] in slots or b.slots[1] in slots)):
             b.tmpl = True
-        elif b.pos in positions and b.kind in ("text", "head") and (b.words <= LIGHT_WORDS or b.link_dominated):
+        elif ((b.pos in positions or b.rpos in positions) and b.kind in ("text", "head")
+              and (b.words <= LIGHT_WORDS or b.link_dominated)):
             b.tmpl = True
     # Subtree totals, children before parents (blocks are in document order, parents first).
     for b in reversed(blocks):
@@ -376,6 +437,8 @@ def remove_template(blocks: Sequence[Block], template: Template | None) -> Remov
         if not b.tmpl or b.kind in ("pre", "cell") or b.sub_tot > b.sub_tmpl:
             continue  # not template, protected, or holding nested content of its own
         edge = i < first or i > last
+        if edge and b.kind == "head" and i + 1 < len(leaves) and not leaves[i + 1].tmpl:
+            continue  # a repeated heading ("See also") over content of the page's own
         if edge or (b.sig in texts and b.kind == "text" and b.words >= LONG_WORDS and not b.link_dominated):
             doomed.append(b)
             removal.blocks += 1
