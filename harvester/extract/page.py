@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import islice
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
@@ -332,13 +333,13 @@ def _metadata(doc, url: str) -> dict:
             if "canonical" in (ln.get("rel") or "").lower().split() and ln.get("href"):
                 canonical = ln.get("href").strip()
                 break
-    h1_el = doc.find(".//h1")
-    h1 = _norm(h1_el.text_content()).replace("¶", "").strip() if h1_el is not None else ""
+    # Themes that set the site's name in an <h1> of their header put the page's own h1 second.
+    h1s = [_norm(el.text_content()).replace("¶", "").strip() for el in islice(doc.iter("h1"), 3)]
     lang = (doc.get("lang") or doc.get("{http://www.w3.org/XML/1998/namespace}lang")
             or metas.get("content-language") or metas.get("og:locale") or "").strip()
     desc = metas.get("description") or metas.get("og:description") or metas.get("twitter:description")
     return {
-        "title": _pick_title(title_text, h1),
+        "title": _pick_title(title_text, h1s),
         "lang": lang or None,
         "description": _norm(desc) or None,
         "canonical_url": _absolute(url, canonical) if canonical else None,
@@ -346,16 +347,16 @@ def _metadata(doc, url: str) -> dict:
     }
 
 
-def _pick_title(title_text: str, h1: str) -> str:
+def _pick_title(title_text: str, h1s: list[str]) -> str:
     """<title> minus the site suffix when the prefix is clearly the page name
-    (it matches the h1); otherwise the <title>, else the h1."""
-    if title_text and h1:
+    (it matches one of the first h1s); otherwise the <title>, else the first h1."""
+    if title_text and h1s:
         for sep in _TITLE_SEPARATORS:
             if sep in title_text:
                 head = title_text.rsplit(sep, 1)[0].strip()
-                if head and head.casefold() == h1.casefold():
+                if head and any(head.casefold() == h1.casefold() for h1 in h1s):
                     return head
-    return title_text or h1
+    return title_text or next((h1 for h1 in h1s if h1), "")
 
 
 def _absolute(base: str, href: str) -> str | None:
