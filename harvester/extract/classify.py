@@ -195,7 +195,7 @@ class Signals:
     hash_links: int
     iframes: tuple[str, ...] = ()  # the src of every iframe, as written
     content_chars: int | None = None  # visible text outside navigation containers
-    search_inputs: int = 0  # query fields of search forms
+    search_inputs: int = 0  # query fields of search forms outside them (not the header's search box)
 
     @property
     def short(self) -> bool:
@@ -213,7 +213,7 @@ class Signals:
         h1 = _text(next(iter(doc.iter("h1")), None))
         scripts = [s for s in doc.iter("script") if (s.get("type") or "").lower() not in _DATA_SCRIPTS]
         noscript = " ".join(_text(n) for n in doc.iter("noscript"))
-        text, content = _visible_texts(doc)
+        text, content, search_inputs = _visible_texts(doc)
         hrefs = [a.get("href") or "" for a in doc.iter("a")]
         raw = html if isinstance(html, str) else html.decode("utf-8", "replace")
         return cls(
@@ -226,7 +226,7 @@ class Signals:
             links=len(hrefs), hash_links=sum(1 for h in hrefs if _HASH_ROUTE.match(h)),
             iframes=tuple(f.get("src") for f in doc.iter("iframe") if f.get("src")),
             content_chars=len(content),
-            search_inputs=sum(1 for i in doc.iter("input") if _is_search_field(i)),
+            search_inputs=search_inputs,
         )
 
 
@@ -244,10 +244,12 @@ def _visible_text(root: lxml.html.HtmlElement) -> str:
     return _visible_texts(root)[0]
 
 
-def _visible_texts(root: lxml.html.HtmlElement) -> tuple[str, str]:
-    """The visible text of ``root``, and the part of it outside navigation containers."""
+def _visible_texts(root: lxml.html.HtmlElement) -> tuple[str, str, int]:
+    """The visible text of ``root``, the part of it outside navigation containers, and the search
+    fields outside them."""
     parts: list[str] = []
     content: list[str] = []
+    search_inputs = 0
     stack: list = [(root, False)]
     while stack:  # depth-first without recursion: generated pages can nest deeper than Python's limit
         node, in_nav = stack.pop()
@@ -261,6 +263,8 @@ def _visible_texts(root: lxml.html.HtmlElement) -> tuple[str, str]:
             continue
         if not in_nav and _is_navigation(node, tag):
             in_nav = True
+        if tag == "input" and not in_nav and _is_search_field(node):
+            search_inputs += 1
         if node.text:
             parts.append(node.text)
             if not in_nav:
@@ -269,7 +273,7 @@ def _visible_texts(root: lxml.html.HtmlElement) -> tuple[str, str]:
             if child.tail:
                 stack.append((child.tail, in_nav))
             stack.append((child, in_nav))
-    return " ".join(" ".join(parts).split()), " ".join(" ".join(content).split())
+    return " ".join(" ".join(parts).split()), " ".join(" ".join(content).split()), search_inputs
 
 
 def _is_navigation(el: lxml.html.HtmlElement, tag: str) -> bool:

@@ -164,8 +164,9 @@ class ExtractionMiddleware:
             self.crawler.stats.inc_value("harvester/pages/crawled")
             self._report(page_failed, response.url, "extraction_error", "failed")
             return []
-        if prepared.signature is None:  # nothing to learn from (not parsable)
-            output = await self._finish(response, None, prepared)
+        template = self._learner.template(host)  # decided while this page was parsed?
+        if prepared.signature is None or template is not None:  # nothing to learn from, or too late
+            output = await self._finish(response, template, prepared)
             return [output] if output is not None else []
         self._held.setdefault(host, []).append(prepared)
         if not self._learner.observe(host, response.url, prepared.signature):
@@ -183,9 +184,9 @@ class ExtractionMiddleware:
         return _Prepared(response, doc, read_signals(doc, response.text), blocks, signature(blocks))
 
     async def _release(self, host: str) -> list[Any]:
-        """Decide ``host``'s template and extract the pages that waited for it."""
+        """Decide ``host``'s template (if no page did) and extract the pages that waited for it."""
         template = self._learner.decide(host)
-        if template:
+        if template and host in self._held:
             self.crawler.stats.inc_value("harvester/template/learned_hosts")
             logger.info("Learned the template of %s from %d pages", host, template.pages)
         outputs, removed = [], False
@@ -325,6 +326,8 @@ class ExtractionMiddleware:
             else:
                 frames = same_site_iframes(signals.iframes, url)
         verdict = decide(signals, response.status, len(page.markdown) if page is not None else 0)
+        if verdict.reason == "navigation_only":  # what extraction kept is the site's menus
+            page, no_content = None, verdict.reason
         return verdict, page, no_content, frames, removal
 
     def _frame_markdown(self, frame: Frame) -> str | None:
