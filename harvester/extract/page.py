@@ -262,7 +262,7 @@ def _parse(html: str | bytes) -> lxml.html.HtmlElement:
 parse_html = _parse  # for callers that read the tree before extraction (the page classifier)
 
 # Binary bodies decode to replacement characters and control characters; markup is mostly ASCII.
-_BINARY_SHARE = 0.05
+_BINARY_SHARE = 0.2
 _BINARY = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
 
 

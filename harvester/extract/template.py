@@ -163,7 +163,8 @@ class Block:
         # 2024-05-02") set aside.
         # Links alone make no slot: a list of links at the end of every page is content as often
         # as it is chrome.
-        if (self.link_chars and plain) or (not self.link_chars and self.words <= SLOT_WORDS and _DIGITS.search(text)):
+        if (self.link_chars and plain) or (not self.link_chars and self.kind == "text" and self.words <= SLOT_WORDS
+                                           and _DIGITS.search(text)):
             if title and title in plain:
                 plain = plain.replace(title, "\x00")
             shape = _DIGITS.sub("0", plain)

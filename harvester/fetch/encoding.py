@@ -95,7 +95,7 @@ def clean_body(body: bytes, encoding: str) -> bytes | None:
     encodings that are not ASCII supersets (UTF-16...) are left alone: their bytes under 0x20 are
     not control characters."""
     sample = body[:8192]
-    if b"%PDF-" in body[:1024] or len(_UNSAFE_BYTES.findall(sample)) > 0.05 * len(sample):
+    if b"%PDF-" in body[:1024] or len(_UNSAFE_BYTES.findall(sample)) > 0.2 * len(sample):
         return None  # a document or binary data under a text label: extraction tells it apart
     name = _name(encoding) if encoding != MIXED else MIXED
     if name == MIXED:
