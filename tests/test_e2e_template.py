@@ -220,7 +220,7 @@ def test_stray_bytes_and_mixed_encodings_cost_no_page(tmp_path: Path) -> None:
             "quickly and never block the loop that delivers it.</p>"
             f"<pre><code>{code}</code></pre>"
             "<table><tr><th>Signal</th><th>Meaning&#1;</th></tr><tr><td>TERM\x02</td><td>stop</td></tr></table>"
-            "<p title=\"x\x03y\">Caf\u00e9 menus and na\u00efve handlers</p></main></body></html>").encode("utf-8")
+            "<p title=\"x\x03y\">Caf\u00e9 menus and na\u00efve handlers</p></main></body></html>").encode()
     # A Windows-1252 byte pasted into a UTF-8 page: "€" as 0x80.
     body = body.replace(b"</main>", b"<p>It costs 5 \x80 a month.</p></main>")
     routes = {"/": doc("Home", '<a href="/signals.html">signals</a>'),

@@ -94,9 +94,29 @@ _SECTION_NESTING = ("section",)
 class Block:
     """One block of a page: a block-level element and its own text (not its nested blocks')."""
 
-    __slots__ = ("el", "parent", "kind", "path", "pos", "rpos", "pieces", "plain", "link_chars", "chars",
-                 "words", "plain_words", "sig", "slots", "tmpl", "sub_tot", "sub_tmpl", "sub_n", "sub_prose",
-                 "sub_guard", "gone")
+    __slots__ = (
+        "chars",
+        "el",
+        "gone",
+        "kind",
+        "link_chars",
+        "parent",
+        "path",
+        "pieces",
+        "plain",
+        "plain_words",
+        "pos",
+        "rpos",
+        "sig",
+        "slots",
+        "sub_guard",
+        "sub_n",
+        "sub_prose",
+        "sub_tmpl",
+        "sub_tot",
+        "tmpl",
+        "words",
+    )
 
     def __init__(self, el, parent: Block | None, kind: str, path: int, pos: int, rpos: int) -> None:
         self.el = el
@@ -398,9 +418,7 @@ def remove_template(blocks: Sequence[Block], template: Template | None) -> Remov
         b.sub_guard = False
         if not b.chars:
             continue
-        if b.sig in texts or (b.slots is not None and (b.slots[0] in slots or b.slots[1] in slots)):
-            b.tmpl = True
-        elif ((b.pos in positions or b.rpos in positions) and b.kind in ("text", "head")
+        if b.sig in texts or (b.slots is not None and (b.slots[0] in slots or b.slots[1] in slots)) or ((b.pos in positions or b.rpos in positions) and b.kind in ("text", "head")
               and (b.words <= LIGHT_WORDS or b.link_dominated)):
             b.tmpl = True
     # Subtree totals, children before parents (blocks are in document order, parents first).
