@@ -418,9 +418,11 @@ def remove_template(blocks: Sequence[Block], template: Template | None) -> Remov
         b.sub_guard = False
         if not b.chars:
             continue
-        if b.sig in texts or (b.slots is not None and (b.slots[0] in slots or b.slots[1] in slots)) or ((b.pos in positions or b.rpos in positions) and b.kind in ("text", "head")
-              and (b.words <= LIGHT_WORDS or b.link_dominated)):
-            b.tmpl = True
+        matched = b.sig in texts or (b.slots is not None and (b.slots[0] in slots or b.slots[1] in slots))
+        # A changed block in a template place (the first page's pager without "previous").
+        placed = (b.pos in positions or b.rpos in positions) and b.kind in ("text", "head") \
+            and (b.words <= LIGHT_WORDS or b.link_dominated)
+        b.tmpl = matched or placed
     # Subtree totals, children before parents (blocks are in document order, parents first).
     for b in reversed(blocks):
         b.sub_tot += b.chars
