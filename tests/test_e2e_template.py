@@ -17,6 +17,7 @@ import pytest
 from tests import template_site
 from tests.crawl import NO_EMBEDDING, crawl
 from tests.pdfgen import make_pdf
+from tests.sites import DEDUP_ADMONITION, dedup_site
 from tests.sitesrv import Route, SiteServer
 from tests.test_generated_sites import GENERATED, PAGES
 
@@ -93,6 +94,18 @@ def test_pages_waiting_for_a_template_are_stored_when_the_page_budget_ends_the_c
     assert result.report["finish_reason"] == "max_pages"
     assert len(result.items) == 3
     assert all("licensed under CC BY 4.0" not in item["markdown"] for item in result.items)
+
+
+def test_a_notice_on_every_page_goes_with_the_template_before_the_pipelines(tmp_path: Path) -> None:
+    # The dedup site repeats a warning on every page; chunk-level boilerplate detection would store
+    # it once (tests/test_e2e_dedup.py, learning off). With learning on it never leaves extraction.
+    with SiteServer(routes=dedup_site()) as server:
+        result = crawl("docs", server.url + "docs/", tmp_path, settings=NO_EMBEDDING)
+    assert result.returncode == 0, result.output[-3000:]
+    assert len(result.items) >= 5
+    assert not [item["url"] for item in result.items if DEDUP_ADMONITION in item["markdown"]]
+    assert result.report["boilerplate_chunks"] == 0
+    assert sum(n["pages"] for n in result.report["template_removals"].values()) >= 5
 
 
 # --------------------------------------------------------------------------
