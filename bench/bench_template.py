@@ -6,11 +6,14 @@ alike, best of ``--repeat`` runs of process CPU time:
   off: ``extract_page`` on the parsed page (learning off);
   on:  what the extraction middleware does with learning on: the learning scope (the profile's
        main element, else the page), the page's blocks and their hashes, the removal of the
-       host's template, then ``extract_page`` (the template itself is learned once, from the
-       first ``--sample`` pages, outside the timing, as the middleware learns it once per host).
+       host's template, then ``extract_page``. The template is learned once per host, from the
+       first ``--sample`` pages, and dropped when it removes nothing from them (as the middleware
+       does); that walk over the sampled pages is timed apart ("sample walk").
 
 Parsing is left out of both (a crawl parses once, in the spider). Sites: the three public corpora
-(Debian's Flask, Requests and Scrapy docs; scored with ``../shared/eval/score.py``), the generated
+(Debian's Flask, Requests and Scrapy docs; scored with ``../shared/eval/score.py``), again with
+generator detection switched off ("no profile": the whole page is learned and the template stays
+active, the worst case for the cost), the generated
 theme sites of ``tests/fixtures/generated`` (scored against their theme-free reference bodies with
 ``tests/fidelity.py``), and the synthetic site of ``tests/template_site.py`` (no profile, chrome
 inside ``<main>``).
@@ -32,6 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import harvester.extract.page as page_module  # noqa: E402
 from harvester.extract.page import NoContent, extract_page, parse_html, template_scope  # noqa: E402
 from harvester.extract.template import TemplateLearner, page_blocks, remove_template, signature  # noqa: E402
 from tests import fidelity, template_site  # noqa: E402
@@ -62,12 +66,21 @@ def theme_pages(site: str) -> list[tuple[str, str]]:
 
 
 def learned_template(pages: list[tuple[str, str]], sample: int):
+    """(the template as the middleware keeps it, CPU ms per sampled page of the learning walk)."""
     learner = TemplateLearner(sample)
+    sampled, walk = [], 0.0
     for url, html in pages:
         if learner.template("h") is not None:
             break
-        learner.observe("h", url, signature(page_blocks(template_scope(parse_html(html)))))
-    return learner.decide("h")
+        doc = parse_html(html)
+        t0 = time.process_time()
+        blocks = page_blocks(template_scope(doc))
+        learner.observe("h", url, signature(blocks))
+        walk += time.process_time() - t0
+        sampled.append(blocks)
+    template = learner.decide("h")
+    learner.settle("h", any(remove_template(blocks, template) for blocks in sampled))
+    return learner.template("h"), walk * 1000 / max(1, len(sampled))
 
 
 def extract_off(url: str, html: str) -> str:
@@ -78,7 +91,7 @@ def extract_off(url: str, html: str) -> str:
 
 
 def run(pages: list[tuple[str, str]], repeat: int, sample: int) -> dict:
-    template = learned_template(pages, sample)
+    template, sample_walk = learned_template(pages, sample)
     off_ms, on_ms, off_md, on_md = [], [], [], []
     for url, html in pages:
         best_off = best_on = float("inf")
@@ -104,7 +117,7 @@ def run(pages: list[tuple[str, str]], repeat: int, sample: int) -> dict:
         off_md.append(md)
         on_md.append(md_on)
     return {
-        "pages": len(pages), "template_active": bool(template),
+        "pages": len(pages), "template_active": bool(template), "sample_walk_ms": sample_walk,
         "off_ms_median": statistics.median(off_ms), "on_ms_median": statistics.median(on_ms),
         "off_ms_mean": statistics.fmean(off_ms), "on_ms_mean": statistics.fmean(on_ms),
         "cpu_ratio": sum(on_ms) / sum(off_ms), "pages_changed": sum(a != b for a, b in zip(off_md, on_md)),
@@ -142,21 +155,26 @@ def main() -> None:
     args = parser.parse_args()
     results = {}
     sites = [(c, corpus_pages(c), "corpus") for c in ROOTS if ROOTS[c].is_dir()]
+    sites += [(f"{c} (no profile)", corpus_pages(c), "corpus-noprofile") for c in ROOTS if ROOTS[c].is_dir()]
     sites += [(s, theme_pages(s), "theme") for s in THEMES]
     sites.append(("synthetic (tests/template_site.py)", [(BASE + p, h) for p, h in template_site.pages().items()],
                   "synthetic"))
-    print("| site | pages | template active | off ms median | on ms median | off ms mean | on ms mean | "
-          "CPU on/off | pages changed |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| site | pages | template kept | sample walk ms/page | off ms median | on ms median | off ms mean | "
+          "on ms mean | CPU on/off | pages changed |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    detect = page_module.detect_profile
     for name, pages, kind in sites:
+        page_module.detect_profile = (lambda view: None) if kind == "corpus-noprofile" else detect
         r = run(pages, args.repeat, args.sample)
         off_md, on_md = r.pop("_markdown")
-        if kind == "corpus":
-            r["fidelity_off"], r["fidelity_on"] = score_corpus(name, pages, off_md), score_corpus(name, pages, on_md)
+        if kind.startswith("corpus"):
+            corpus = name.split()[0]
+            r["fidelity_off"], r["fidelity_on"] = score_corpus(corpus, pages, off_md), score_corpus(corpus, pages, on_md)
         elif kind == "theme":
             r["fidelity_off"], r["fidelity_on"] = score_theme(name, off_md), score_theme(name, on_md)
         results[name] = r
-        print(f"| {name} | {r['pages']} | {'yes' if r['template_active'] else 'no'} | {r['off_ms_median']:.2f} | "
+        print(f"| {name} | {r['pages']} | {'yes' if r['template_active'] else 'no'} | {r['sample_walk_ms']:.2f} | "
+              f"{r['off_ms_median']:.2f} | "
               f"{r['on_ms_median']:.2f} | {r['off_ms_mean']:.2f} | {r['on_ms_mean']:.2f} | {r['cpu_ratio']:.3f} | "
               f"{r['pages_changed']} |", flush=True)
     print()

@@ -96,6 +96,27 @@ def test_pages_waiting_for_a_template_are_stored_when_the_page_budget_ends_the_c
     assert all("licensed under CC BY 4.0" not in item["markdown"] for item in result.items)
 
 
+def test_a_recrawl_with_one_changed_page_learns_from_stored_pages(tmp_path: Path) -> None:
+    # The second crawl gets 304 for three of the four pages: it fetches stored pages whole to learn
+    # the template from, so the changed page is cleaned as it was the first time.
+    root = tmp_path / "site"
+    shutil.copytree(GENERATED / "site" / "sphinx-custom", root)
+    with SiteServer(root=root, validators=True) as server:
+        first = crawl("docs", server.url, tmp_path / "work", timeout=300)
+        assert first.returncode == 0, first.output[-3000:]
+        usage = root / "usage.html"
+        usage.write_text(usage.read_text(encoding="utf-8").replace("A board groups widgets.",
+                                                                    "A board groups widgets and gadgets."))
+        second = crawl("docs", server.url, tmp_path / "work", timeout=300)
+    assert second.returncode == 0, second.output[-3000:]
+    assert second.report["recrawl"]["updated"] == 1 and second.report["recrawl"]["unchanged_304"] == 3
+    (item,) = second.items
+    assert item["url"].endswith("/usage.html") and "widgets and gadgets" in item["markdown"]
+    assert not [s for s in CUSTOM_CHROME if s in item["markdown"]], item["markdown"]
+    assert stats(second.output, "harvester/template/sampled_pages") == {"harvester/template/sampled_pages": 3}
+    assert second.report["recrawl"]["pruned"] == 0
+
+
 def test_a_notice_on_every_page_goes_with_the_template_before_the_pipelines(tmp_path: Path) -> None:
     # The dedup site repeats a warning on every page; chunk-level boilerplate detection would store
     # it once (tests/test_e2e_dedup.py, learning off). With learning on it never leaves extraction.

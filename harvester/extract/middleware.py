@@ -29,7 +29,8 @@ from harvester.extract.template import (
     signature,
 )
 from harvester.items import PageItem
-from harvester.meta import DONT_EXTRACT, LINKS, RENDER_FALLBACK, RENDER_HTTP_ITEM
+from harvester.recrawl.extension import Recrawl
+from harvester.meta import DONT_EXTRACT, LINKS, RENDER_FALLBACK, RENDER_HTTP_ITEM, TEMPLATE_SAMPLE
 from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
 from harvester.render.middleware import Renderer
 from harvester.render.policy import fallback_reason
@@ -96,6 +97,7 @@ class ExtractionMiddleware:
         self._learner = TemplateLearner(crawler.settings.getint("HARVESTER_TEMPLATE_SAMPLE"))
         self._held: dict[str, list[_Prepared]] = {}
         self._flushing = False
+        self._sampled: set[str] = set()  # hosts whose stored pages were fetched to learn from
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
 
     @classmethod
@@ -105,6 +107,11 @@ class ExtractionMiddleware:
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
+        if response.meta.get(TEMPLATE_SAMPLE):  # only learned from (see _sample_stored_pages)
+            async for _ in result:
+                pass
+            await self._observe_sample(response)
+            return
         # A page the browser was asked for after HTTP: what it gives decides whether its host
         # goes browser-direct, so that is learned before its links are scheduled.
         fallback = bool(response.meta.get(RENDER_FALLBACK)) and self._is_page(response)
@@ -216,6 +223,8 @@ class ExtractionMiddleware:
     async def _flush(self) -> None:
         engine = self.crawler.engine
         try:
+            if self._sample_stored_pages():
+                return  # decided at the next idle, once the samples are in
             for output in await self._release_all():
                 if isinstance(output, Request):
                     engine.crawl(output)
@@ -227,6 +236,43 @@ class ExtractionMiddleware:
             slot = getattr(engine, "_slot", None)
             if slot is not None:
                 slot.nextcall.schedule()
+
+    def _sample_stored_pages(self) -> bool:
+        """On a re-crawl, a host still learning has too few pages fetched whole (the others
+        answered 304): fetch some of its stored pages whole, to learn its template from as the
+        first crawl did. True when requests were scheduled."""
+        recrawl = self.crawler.get_extension(Recrawl)
+        if recrawl is None or not recrawl.pages:
+            return False
+        scheduled = False
+        for host, held in self._held.items():
+            if host in self._sampled:
+                continue
+            self._sampled.add(host)
+            have = {canonical_url(p.response.url, self._strip) for p in held}
+            urls = [url for url in recrawl.pages if host_key(url) == host and url not in have]
+            for url in urls[: self._learner.sample - len(held)]:
+                self.crawler.engine.crawl(Request(url, callback=self._sample_parsed, dont_filter=True,
+                                                  meta={TEMPLATE_SAMPLE: True}))
+                self.crawler.stats.inc_value("harvester/template/sampled_pages")
+                scheduled = True
+        return scheduled
+
+    @staticmethod
+    def _sample_parsed(response: Response) -> None:
+        return None
+
+    async def _observe_sample(self, response: Response) -> None:
+        host = host_key(response.url)
+        if not isinstance(response, HtmlResponse) or not 200 <= response.status < 300 or host not in self._held:
+            return
+        try:
+            prepared = await run_in_thread(self._prepare, response)
+        except Exception:
+            logger.warning("Cannot learn from %s", response.url, exc_info=True)
+            return
+        if prepared.signature is not None:
+            self._learner.observe(host, response.url, prepared.signature)
 
     async def _finish(self, response: HtmlResponse, template: Template | None,
                       prepared: _Prepared | None = None) -> PageItem | scrapy.Request | None:
