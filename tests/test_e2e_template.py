@@ -117,6 +117,54 @@ def test_a_recrawl_with_one_changed_page_learns_from_stored_pages(tmp_path: Path
     assert second.report["recrawl"]["pruned"] == 0
 
 
+def test_pages_waiting_for_the_template_when_a_job_pauses_are_fetched_again_on_resume(tmp_path: Path) -> None:
+    # One page at a time from a slow server, paused (one SIGINT) after 4 pages: all of them wait
+    # for the template (sample 8). Their requests are saved in JOBDIR and fetched again on resume,
+    # so the two halves of the job store every page.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.crawl import REPO, scrapy_env
+
+    def slow(route: Route):
+        def serve() -> Route:
+            time.sleep(0.3)
+            return route
+        return serve
+
+    jobdir = tmp_path / "job"
+    routes = {path: slow(route) for path, route in template_site.routes().items()}
+
+    def start(feed: str) -> subprocess.Popen:
+        command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start={server.url}", "-O",
+                   str(tmp_path / feed), "-s", f"JOBDIR={jobdir}", "-s", "CONCURRENT_REQUESTS=1",
+                   "-s", "AUTOTHROTTLE_ENABLED=0", "-s", "HARVESTER_EMBEDDING_ENABLED=0",
+                   "-s", "HARVESTER_INDEX_ENABLED=0"]
+        return subprocess.Popen(command, cwd=REPO, env=scrapy_env(tmp_path), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+
+    with SiteServer(routes=routes) as server:
+        process = start("first.jsonl")
+        while len([p for p in server.paths() if p.endswith((".html", "/"))]) < 4 and process.poll() is None:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, errors = process.communicate(timeout=120)
+        assert (jobdir / "harvester-template-held.pickle").exists(), errors[-3000:]
+        resumed = start("second.jsonl")
+        _, errors = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, errors[-3000:]
+    assert "Fetching again" in errors
+    urls = set()
+    for feed in ("first.jsonl", "second.jsonl"):
+        path = tmp_path / feed
+        if path.exists():
+            urls |= {json.loads(line)["url"] for line in path.read_text().splitlines() if line.strip()}
+    assert {url[len(server.url) - 1:] for url in urls} == set(template_site.pages())
+    assert not (jobdir / "harvester-template-held.pickle").exists()
+
+
 def test_a_notice_on_every_page_goes_with_the_template_before_the_pipelines(tmp_path: Path) -> None:
     # The dedup site repeats a warning on every page; chunk-level boilerplate detection would store
     # it once (tests/test_e2e_dedup.py, learning off). With learning on it never leaves extraction.

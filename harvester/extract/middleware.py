@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import pickle
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -14,6 +16,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.request import request_from_dict
 
 from harvester.extract.classify import NOT_INDEXED, PageType, Signals, Verdict, decide, read_signals
 from harvester.extract.page import ExtractedPage, NoContent, check_text, extract_page, parse_html, template_scope
@@ -45,6 +48,9 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
+
+# In JOBDIR: the requests of the pages that waited for their template when the job paused.
+HELD_FILE = "harvester-template-held.pickle"
 
 
 class ExtractionMiddleware:
@@ -98,7 +104,10 @@ class ExtractionMiddleware:
         self._held: dict[str, list[_Prepared]] = {}
         self._flushing = False
         self._sampled: set[str] = set()  # hosts whose stored pages were fetched to learn from
+        self._jobdir = crawler.settings.get("JOBDIR")
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -237,6 +246,50 @@ class ExtractionMiddleware:
             if slot is not None:
                 slot.nextcall.schedule()
 
+    def _spider_closed(self, spider: scrapy.Spider, reason: str) -> None:
+        """A crawl that stops early (paused, a budget, a signal) with pages still waiting for their
+        template: with ``JOBDIR``, their requests are saved there and fetched again when the job
+        resumes (Scrapy remembers them as seen, so nothing else would); without it they are lost
+        to this crawl only (a page never stored is new to the next one)."""
+        held = [p.response.request for pages in self._held.values() for p in pages if p.response.request]
+        if held:
+            logger.info("%d pages were waiting for their site's template when the spider closed (%s)",
+                        len(held), reason)
+        if not self._jobdir:
+            return
+        path = Path(self._jobdir) / HELD_FILE
+        saved = []
+        for request in held:
+            try:
+                saved.append(request.to_dict(spider=spider))
+            except Exception:  # a callback or meta that cannot be saved (a browser page)
+                logger.warning("Cannot save %s for the resumed job", request.url)
+        try:
+            if saved:
+                path.write_bytes(pickle.dumps(saved, protocol=4))
+            else:
+                path.unlink(missing_ok=True)
+        except OSError as exc:
+            logger.warning("Cannot save the pages waiting for their template in %s: %s", path, exc)
+
+    def _spider_opened(self, spider: scrapy.Spider) -> None:
+        """A resumed job fetches again the pages that waited for their template when it paused."""
+        if not self._jobdir:
+            return
+        path = Path(self._jobdir) / HELD_FILE
+        if not path.exists():
+            return
+        try:
+            saved = pickle.loads(path.read_bytes())
+            path.unlink()
+        except (OSError, pickle.PickleError, EOFError) as exc:
+            logger.warning("Cannot read %s: %s", path, exc)
+            return
+        for data in saved:
+            self.crawler.engine.crawl(request_from_dict(data, spider=spider).replace(dont_filter=True))
+        logger.info("Fetching again %d pages that waited for their site's template when the job paused",
+                    len(saved))
+
     def _sample_stored_pages(self) -> bool:
         """On a re-crawl, a host still learning has too few pages fetched whole (the others
         answered 304): fetch some of its stored pages whole, to learn its template from as the
@@ -246,7 +299,9 @@ class ExtractionMiddleware:
             return False
         scheduled = False
         for host, held in self._held.items():
-            if host in self._sampled:
+            # Only for pages the index holds (changed ones): pages never stored (search pages,
+            # indexes) are fetched whole on every re-crawl and are no reason to fetch more.
+            if host in self._sampled or not any(recrawl.stored(p.response.url) for p in held):
                 continue
             self._sampled.add(host)
             have = {canonical_url(p.response.url, self._strip) for p in held}
