@@ -25,6 +25,11 @@ MARKERS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
 UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
+# The page's own prose: bad characters are a few among thousands of ordinary ones, as on a real
+# page (a body that is more than 3% control characters is binary data, harvester.fetch.encoding).
+FILLER = "<p>" + " ".join(f"Widgets on board {k} render in order and keep their options." for k in range(40)) + "</p>"
+
+
 def page(bad: list[str], attr_name: str, n: int = 0) -> str:
     b = bad
     return (f"<html><head><title>T{b[0]}itle</title></head><body>"
@@ -37,6 +42,7 @@ def page(bad: list[str], attr_name: str, n: int = 0) -> str:
             f"<table><tr><th>delta {b[5]} {n}</th><th>b</th></tr><tr><td>epsilon{b[6]} {n}</td>"
             "<td>&#1;&#x1b;&#12;</td></tr></table>"
             f'<p title="{b[7]}" {attr_name}="v{b[8]}">zeta {b[9]} closes page {n} of this fixture site.</p>'
+            f"{FILLER}"
             f'<p class="foot">The footer {b[3]} of every page of this site, with its {b[4]} licence line.</p>'
             "</main></body></html>")
 
@@ -111,11 +117,13 @@ def test_mixed_utf8_and_windows_1252_keeps_both():
 
 
 def test_clean_body_drops_control_bytes_but_leaves_documents_and_utf16_alone():
-    assert clean_body(b"<p>a\x00b\x0cc\td\n</p>", "utf-8") == b"<p>abc\td\n</p>"
+    prose = b"<p>" + b"Plain words of a page. " * 20 + b"</p>"
+    assert clean_body(prose + b"<p>a\x00b\x0cc\td\n</p>", "utf-8") == prose + b"<p>abc\td\n</p>"
     assert clean_body(b"<p>clean</p>", "utf-8") is None
     assert clean_body(b"%PDF-1.4\n\x00\x01binary", "utf-8") is None
     assert clean_body("<p>x</p>".encode("utf-16"), "utf-16") is None
     assert clean_body(bytes(range(32)) * 40, "latin-1") is None  # binary: extraction refuses it
+    assert clean_body(bytes(range(256)) * 40, "cp1252") is None
 
 
 def test_clean_text():
@@ -123,11 +131,13 @@ def test_clean_text():
     assert clean_text("plain") == "plain"
 
 
-@pytest.mark.parametrize("body", [bytes(range(256)) * 40, b"\x89PNG\r\n\x1a\n" + bytes(4000), b"PK\x03\x04" + bytes(range(200)) * 20])
-def test_binary_served_as_html_is_not_content(body):
+@pytest.mark.parametrize("body", [bytes(range(256)) * 40, b"\x89PNG\r\n\x1a\n" + bytes(4000),
+                                  b"PK\x03\x04" + bytes(range(200)) * 20, bytes(range(256)) * 3 + b"<html>" * 50])
+@pytest.mark.parametrize("encoding", ["utf-8", "cp1252", "latin-1"])
+def test_binary_served_as_html_is_not_content(body, encoding):
     from harvester.extract.page import NoContent
 
-    text = body.decode("utf-8", "replace")
+    text = body.decode(encoding, "replace")
     with pytest.raises(NoContent) as info:
         extract_page(text, "http://h/blob")
     assert info.value.reason == "not_html"

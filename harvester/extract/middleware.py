@@ -19,7 +19,14 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.request import request_from_dict
 
 from harvester.extract.classify import NOT_INDEXED, PageType, Signals, Verdict, decide, read_signals
-from harvester.extract.page import ExtractedPage, NoContent, check_text, extract_page, parse_html, template_scope
+from harvester.extract.page import (
+    ExtractedPage,
+    NoContent,
+    check_text,
+    extract_page,
+    parse_html,
+    template_scope,
+)
 from harvester.extract.pdf import PdfUnreadable, extract_pdf, is_pdf
 from harvester.extract.template import (
     Block,
@@ -32,8 +39,8 @@ from harvester.extract.template import (
     signature,
 )
 from harvester.items import PageItem
-from harvester.recrawl.extension import Recrawl
 from harvester.meta import DONT_EXTRACT, LINKS, RENDER_FALLBACK, RENDER_HTTP_ITEM, TEMPLATE_SAMPLE
+from harvester.recrawl.extension import Recrawl
 from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
 from harvester.render.middleware import Renderer
 from harvester.render.policy import fallback_reason

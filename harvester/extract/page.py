@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import islice
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 from urllib.parse import urljoin
 
 import lxml.html
@@ -52,7 +52,7 @@ from harvester.extract.convert import (
     visible_text,
 )
 from harvester.extract.profiles import GENERIC, PageView, Profile, compile_css, detect_profile
-from harvester.fetch.encoding import UNSAFE_TEXT, clean_text
+from harvester.fetch.encoding import BINARY_SHARE, UNSAFE_TEXT, clean_text
 from harvester.markdown.grammar import Line, classify_lines, heading
 
 __all__ = ["ExtractedPage", "NoContent", "check_text", "detect_profile", "extract_page", "parse_html",
@@ -261,9 +261,9 @@ def _parse(html: str | bytes) -> lxml.html.HtmlElement:
 
 parse_html = _parse  # for callers that read the tree before extraction (the page classifier)
 
-# Binary bodies decode to replacement characters and control characters; markup is mostly ASCII.
-_BINARY_SHARE = 0.2
-_BINARY = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
+# Binary bodies decode to control and replacement characters, which text has a stray one of at most
+# (harvester.fetch.encoding.BINARY_SHARE).
+_BINARY = re.compile("[\x00-\x08\x0e-\x1f\ufffd]")
 
 
 def check_text(html: str) -> None:
@@ -275,7 +275,7 @@ def check_text(html: str) -> None:
     if head.startswith(("{", "[", "%PDF")):
         raise NoContent("not_html")
     sample = html[:8192]
-    if len(_BINARY.findall(sample)) > _BINARY_SHARE * len(sample):
+    if len(_BINARY.findall(sample)) > BINARY_SHARE * len(sample):
         raise NoContent("not_html", "binary")
 
 

@@ -23,6 +23,10 @@ SINGLE_BYTE = {"ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15", "cp1250"
 # Characters XML 1.0 (and so lxml) cannot hold, and lone surrogates.
 UNSAFE_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _UNSAFE_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# Text has no control characters but a stray one; random or compressed data has about 9%
+# (23 of 256 byte values). Over this share of the first 8 KiB, a body is binary.
+BINARY_SHARE = 0.03
+_BINARY_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1f]")
 # Valid multi-byte UTF-8 sequences (overlongs and surrogates excluded).
 _UTF8_MULTI = re.compile(
     rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
@@ -89,13 +93,18 @@ def clean_text(text: str) -> str:
     return UNSAFE_TEXT.sub("", text) if UNSAFE_TEXT.search(text) else text
 
 
+def looks_binary(body: bytes) -> bool:
+    """Whether ``body`` is data rather than text (it holds too many control bytes)."""
+    sample = body[:8192]
+    return len(_BINARY_BYTES.findall(sample)) > BINARY_SHARE * len(sample)
+
+
 def clean_body(body: bytes, encoding: str) -> bytes | None:
     """``body`` re-encoded as clean UTF-8 when it holds control characters or is mixed UTF-8 and
     Windows-1252 (``encoding`` is :data:`MIXED`), else None (nothing to change). Bodies in
     encodings that are not ASCII supersets (UTF-16...) are left alone: their bytes under 0x20 are
     not control characters."""
-    sample = body[:8192]
-    if b"%PDF-" in body[:1024] or len(_UNSAFE_BYTES.findall(sample)) > 0.2 * len(sample):
+    if b"%PDF-" in body[:1024] or looks_binary(body):
         return None  # a document or binary data under a text label: extraction tells it apart
     name = _name(encoding) if encoding != MIXED else MIXED
     if name == MIXED:
