@@ -7,8 +7,8 @@ alike, best of ``--repeat`` runs of process CPU time:
   on:  what the extraction middleware does with learning on: the learning scope (the profile's
        main element, else the page), the page's blocks and their hashes, the removal of the
        host's template, then ``extract_page``. The template is learned once per host, from the
-       first ``--sample`` pages, and dropped when it removes nothing from them (as the middleware
-       does); that walk over the sampled pages is timed apart ("sample walk").
+       first ``--sample`` pages, and dropped when it changes none of their Markdown (as the
+       middleware does); that walk over the sampled pages is timed apart ("sample walk").
 
 Parsing is left out of both (a crawl parses once, in the spider). Sites: the three public corpora
 (Debian's Flask, Requests and Scrapy docs; scored with ``../shared/eval/score.py``), again with
@@ -79,7 +79,16 @@ def learned_template(pages: list[tuple[str, str]], sample: int):
         walk += time.process_time() - t0
         sampled.append(blocks)
     template = learner.decide("h")
-    learner.settle("h", any(remove_template(blocks, template) for blocks in sampled))
+    changed = False
+    for (url, html), blocks in zip(pages, sampled):
+        doc = parse_html(html)
+        fresh = page_blocks(template_scope(doc))
+        try:
+            on = extract_page(html, url, doc=doc, template=lambda root, b=fresh: remove_template(b, template)).markdown
+        except NoContent:
+            on = None
+        changed = changed or on != (extract_off(url, html) or None)
+    learner.settle("h", changed)
     return learner.template("h"), walk * 1000 / max(1, len(sampled))
 
 

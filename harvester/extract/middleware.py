@@ -351,8 +351,6 @@ class ExtractionMiddleware:
             stats.inc_value("harvester/pages/crawled")
             self._report(page_failed, response.url, "extraction_error", "failed")
             return None
-        if prepared is not None:
-            prepared.removed = bool(removal)
         if removal:
             host = host_key(response.url)
             stats.inc_value("harvester/template/pages")
@@ -425,6 +423,10 @@ class ExtractionMiddleware:
                                 template=strip_template if template and blocks else None)
         except NoContent as exc:
             no_content = exc.reason
+        if prepared is not None and removal:
+            # A sampled page: does the template change what is kept? If it changes no sampled page,
+            # the host's further pages are spared the walk (TemplateLearner.settle).
+            prepared.removed = _extracted(page) != _extracted(self._without_template(response))
         frames: list[Any] = []
         if with_frames:
             if "playwright" in response.flags:
@@ -437,6 +439,13 @@ class ExtractionMiddleware:
         if verdict.reason == "navigation_only":  # what extraction kept is the site's menus
             page, no_content = None, verdict.reason
         return verdict, page, no_content, frames, removal
+
+    def _without_template(self, response: HtmlResponse) -> ExtractedPage | None:
+        try:
+            return extract_page(response.text, response.url, min_chars=self._min_chars,
+                                content_selector=self._content_selector(response.url), converter=self._converter)
+        except NoContent:
+            return None
 
     def _frame_markdown(self, frame: Frame) -> str | None:
         try:
@@ -551,7 +560,11 @@ class _Prepared:
     blocks: list[Block] | None
     signature: PageSignature | None
     no_content: str | None = None
-    removed: bool = False  # the template removed something from it
+    removed: bool = False  # the template changed what extraction keeps of it
+
+
+def _extracted(page: ExtractedPage | None) -> str | None:
+    return page.markdown if page is not None else None
 
 
 def _document(response: HtmlResponse) -> Any:

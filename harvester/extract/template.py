@@ -375,9 +375,10 @@ class TemplateLearner:
         return template
 
     def settle(self, host: str, removed: bool) -> None:
-        """After the sampled pages were cleaned: a template that removed nothing from any of them
-        is dropped, so the host's further pages are not walked for it (the learning's cost on
-        sites whose profile already keeps the chrome out)."""
+        """After the sampled pages were cleaned: a template that changed none of them (``removed``
+        false: nothing removed, or nothing the extraction would have kept) is dropped, so the
+        host's further pages are not walked for it (the learning's cost on sites whose profile or
+        main element already keeps the chrome out)."""
         if not removed and host in self._templates:
             self._templates[host] = Template(pages=self._templates[host].pages)
 
