@@ -12,8 +12,9 @@ alike, best of ``--repeat`` runs of process CPU time:
 
 Parsing is left out of both (a crawl parses once, in the spider). Sites: the three public corpora
 (Debian's Flask, Requests and Scrapy docs; scored with ``../shared/eval/score.py``), again with
-generator detection switched off ("no profile": the whole page is learned and the template stays
-active, the worst case for the cost), the generated
+generator detection switched off ("no profile": the whole page is learned), and once more with the
+template kept although it changes nothing (the walk on every page: the worst case for the cost),
+the generated
 theme sites of ``tests/fixtures/generated`` (scored against their theme-free reference bodies with
 ``tests/fidelity.py``), and the synthetic site of ``tests/template_site.py`` (no profile, chrome
 inside ``<main>``).
@@ -65,7 +66,7 @@ def theme_pages(site: str) -> list[tuple[str, str]]:
             for p in PAGES]
 
 
-def learned_template(pages: list[tuple[str, str]], sample: int):
+def learned_template(pages: list[tuple[str, str]], sample: int, keep: bool = False):
     """(the template as the middleware keeps it, CPU ms per sampled page of the learning walk)."""
     learner = TemplateLearner(sample)
     sampled, walk = [], 0.0
@@ -88,7 +89,7 @@ def learned_template(pages: list[tuple[str, str]], sample: int):
         except NoContent:
             on = None
         changed = changed or on != (extract_off(url, html) or None)
-    learner.settle("h", changed)
+    learner.settle("h", changed or keep)
     return learner.template("h"), walk * 1000 / max(1, len(sampled))
 
 
@@ -99,8 +100,8 @@ def extract_off(url: str, html: str) -> str:
         return ""
 
 
-def run(pages: list[tuple[str, str]], repeat: int, sample: int) -> dict:
-    template, sample_walk = learned_template(pages, sample)
+def run(pages: list[tuple[str, str]], repeat: int, sample: int, keep: bool = False) -> dict:
+    template, sample_walk = learned_template(pages, sample, keep)
     off_ms, on_ms, off_md, on_md = [], [], [], []
     for url, html in pages:
         best_off = best_on = float("inf")
@@ -165,6 +166,9 @@ def main() -> None:
     results = {}
     sites = [(c, corpus_pages(c), "corpus") for c in ROOTS if ROOTS[c].is_dir()]
     sites += [(f"{c} (no profile)", corpus_pages(c), "corpus-noprofile") for c in ROOTS if ROOTS[c].is_dir()]
+    # The walk's cost on every page of large real pages: the template kept although it changes nothing.
+    sites += [(f"{c} (no profile, template kept)", corpus_pages(c), "corpus-noprofile-kept")
+              for c in ROOTS if ROOTS[c].is_dir()]
     sites += [(s, theme_pages(s), "theme") for s in THEMES]
     sites.append(("synthetic (tests/template_site.py)", [(BASE + p, h) for p, h in template_site.pages().items()],
                   "synthetic"))
@@ -173,8 +177,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     detect = page_module.detect_profile
     for name, pages, kind in sites:
-        page_module.detect_profile = (lambda view: None) if kind == "corpus-noprofile" else detect
-        r = run(pages, args.repeat, args.sample)
+        page_module.detect_profile = (lambda view: None) if "noprofile" in kind else detect
+        r = run(pages, args.repeat, args.sample, keep=kind.endswith("-kept"))
         off_md, on_md = r.pop("_markdown")
         if kind.startswith("corpus"):
             corpus = name.split()[0]
