@@ -75,6 +75,13 @@ class ExtractionMiddleware:
     ``HARVESTER_MAX_PAGES`` (0 = no limit: after that many pages the spider closes with reason
     ``max_pages``; counted here, not when requests are made, so pages refused by robots.txt or
     failing do not use the budget).
+    ``HARVESTER_TEMPLATE_LEARNING`` / a site profile's ``template_learning`` and
+    ``HARVESTER_TEMPLATE_SAMPLE``: learned site templates (``harvester.extract.template``): the
+    first pages of each host wait here until its template is decided (at the sample, when the
+    crawl runs out of pages, or when the page budget ends it), then every page of the host is
+    cleaned of it before conversion; a job paused with ``JOBDIR`` saves the waiting pages'
+    requests there and fetches them again on resume; on a re-crawl, a host short of its sample is
+    learned from stored pages fetched whole (meta ``harvester_template_sample``).
     Meta: ``harvester_dont_extract`` (robots.txt, sitemaps...).
     Every page is classified (``harvester.extract.classify``): the verdict is the item's
     ``page_type``; blocked pages and login walls are skipped (reasons ``blocked``,
@@ -86,7 +93,9 @@ class ExtractionMiddleware:
     ``harvester/pages/skipped/<reason>``, ``harvester/pages/failed/extraction_error``,
     ``harvester/pages/low_quality``, ``harvester/pages/degraded``,
     ``harvester/pages/generator/<name>``, ``harvester/pages/pdf``,
-    ``harvester/pages/failed/{pdf_encrypted,pdf_corrupt}``.
+    ``harvester/pages/failed/{pdf_encrypted,pdf_corrupt}``, ``harvester/template/learned_hosts``,
+    ``harvester/template/{pages,blocks}`` and ``harvester/template/{pages,blocks}/<host>`` (pages
+    cleaned, template blocks removed), ``harvester/template/sampled_pages``.
     Signals sent: ``page_skipped``, ``page_failed``, ``page_low_quality``.
     """
 

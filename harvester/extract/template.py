@@ -5,20 +5,25 @@ known generator) repeats its header, menus, prev/next bars and footer notices on
 where they sit inside the element the extractor keeps, they end up in the Markdown. This module
 finds them by repetition and removes them before conversion.
 
-**Blocks.** :func:`page_blocks` walks a page once and cuts it into blocks: block-level elements
-(paragraphs, list items, headings, cells, divs...) with their own text (nested blocks are blocks
-of their own). Each block gets three hashes: its *text* (the element's tag/class path, sections
-left out so nesting depth does not matter, and its whitespace-collapsed text with digits folded),
-its *slot* for blocks holding links (its position: the tag, classes and child index of it and its
-ancestors, plus its text outside links, so "« Installation | Usage »" matches
-"« Usage | Reference »" at the same place), and its *position*.
+**Blocks.** :func:`page_blocks` walks a page (or the main element a profile names: the caller
+chooses, ``harvester.extract.page.template_scope``) once and cuts it into blocks: block-level
+elements (paragraphs, list items, headings, cells, divs...) with their own text (nested blocks are
+blocks of their own). Each block gets hashes: its *text* (the element's tag/class path, sections
+left out so nesting depth does not matter, and its whitespace-collapsed text); its *position*,
+counted from the start and from the end of each container (template blocks before the content
+keep the first, those after it the second); and, for a block with links and words around them,
+or a short one with numbers, its *slots*: its position with its words outside links, the page's
+own title and numbers set aside, so "« Installation | Usage »" matches "« Usage | Reference »"
+and "Home / Usage" matches "Home / Reference" at the same place. Python's ``hash`` is used: the
+hashes live in one process (templates are not persisted).
 
 **Learning.** :class:`TemplateLearner` keeps, per host, the signatures of the first pages
 (``sample``, 8 by default) and then decides the host's :class:`Template` once: the texts and slots
 found on at least 70% of those pages (and on at least 3), and the positions that hold such a block
 on as many. A host with fewer pages is decided on what it has when the crawl runs out of pages
 (with fewer than 3, nothing is learned). The template is frozen from then on, so every page of the
-host, early or late, is judged by the same template.
+host, early or late, is judged by the same template; one that changed none of the sampled pages
+is dropped (:meth:`TemplateLearner.settle`), so it costs nothing on the host's other pages.
 
 **Removal** (:func:`remove_template`), on one page, of the blocks that match the template:
 
