@@ -19,7 +19,7 @@ from harvester.chunking.pipeline import ChunkingPipeline
 from harvester.cluster import apply_cluster_settings
 from harvester.config.checks import check_settings
 from harvester.config.spec import defaults
-from harvester.dedup.pipeline import BoilerplatePipeline, DedupPipeline
+from harvester.dedup.pipeline import AggregatePipeline, BoilerplatePipeline, DedupPipeline
 from harvester.embedding.pipeline import EmbeddingPipeline
 from harvester.exceptions import InvalidSettings
 from harvester.extract.middleware import ExtractionMiddleware
@@ -47,8 +47,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULTS: dict[str, Any] = defaults()
 
-PIPELINES = ((DedupPipeline, 100), (ChunkingPipeline, 200), (EmbeddingPipeline, 300), (IndexPipeline, 400),
-             (BoilerplatePipeline, 250))
+PIPELINES = ((DedupPipeline, 100), (AggregatePipeline, 150), (ChunkingPipeline, 200), (EmbeddingPipeline, 300),
+             (IndexPipeline, 400), (BoilerplatePipeline, 250))
 
 
 class HarvesterAddon:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests import template_site
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.pdfgen import make_pdf
-from tests.sites import DEDUP_ADMONITION, dedup_site
-from tests.sitesrv import Route, SiteServer
+from tests.servers import template_site
+from tests.servers.pdfgen import make_pdf
+from tests.servers.sites import DEDUP_ADMONITION, dedup_site
+from tests.servers.sitesrv import Route, SiteServer
 from tests.test_generated_sites import GENERATED, PAGES
 
 pytestmark = pytest.mark.e2e
@@ -117,6 +117,7 @@ def test_a_recrawl_with_one_changed_page_learns_from_stored_pages(tmp_path: Path
     assert second.report["recrawl"]["pruned"] == 0
 
 
+@pytest.mark.cli
 def test_pages_waiting_for_the_template_when_a_job_pauses_are_fetched_again_on_resume(tmp_path: Path) -> None:
     # One page at a time from a slow server, paused (one SIGINT) after 4 pages: all of them wait
     # for the template (sample 8). Their requests are saved in JOBDIR and fetched again on resume,

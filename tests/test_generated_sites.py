@@ -33,7 +33,7 @@ from harvester.extract.page import ExtractedPage, extract_page, parse_html, temp
 from harvester.extract.template import TemplateLearner, page_blocks, remove_template, signature
 from tests import fidelity
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.sitesrv import SiteServer
+from tests.servers.sitesrv import SiteServer
 
 GENERATED = Path(__file__).resolve().parent / "fixtures" / "generated"
 BASE = "http://127.0.0.1:8000/"

@@ -16,7 +16,7 @@ from harvester.extract.template import (
     remove_template,
     signature,
 )
-from tests import template_site as site
+from tests.servers import template_site as site
 
 BASE = "http://docs.example"
 

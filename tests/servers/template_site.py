@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
-from tests.sitesrv import Route
+from tests.servers.sitesrv import Route
 
 TITLES = ["Overview", "Installing Acme", "First steps", "Configuration files", "Plugins", "Command line",
           "Deployment", "Logging", "Testing widgets", "Upgrading", "Troubleshooting", "Glossary"]
