@@ -74,13 +74,13 @@ class Site:
 SPHINX_CHROME = ("¶", "Navigation", "Related Topics", "Documentation overview", "Previous:", "Next:",
                  "Quick search", "Powered by", "Alabaster", "©2024")
 SITES = [
-    Site("sphinx-alabaster", GENERATED / "src" / "sphinx", "rst", SPHINX_CHROME),
+    Site("sphinx-alabaster", GENERATED / "src" / "sphinx", "rst", SPHINX_CHROME, reference="sphinx"),
     Site("sphinx-furo", GENERATED / "src" / "sphinx", "rst",
          ("¶", "Skip to content", "Back to top", "Next", "Previous", "On this page", "Made with",
-          "Furo", "pradyunsg", "Copyright © 2024", "Widget Toolkit 1.0 documentation")),
+          "Furo", "pradyunsg", "Copyright © 2024", "Widget Toolkit 1.0 documentation"), reference="sphinx"),
     Site("mkdocs-material", GENERATED / "src" / "mkdocs" / "docs", "md",
          ("¶", "Skip to content", "Table of contents", "Back to top", "Previous", "Next", "Made with",
-          "Material for MkDocs", "Edit this page", "GitHub")),
+          "Material for MkDocs", "Edit this page", "GitHub"), reference="mkdocs"),
     Site("vitepress", GENERATED / "src" / "vitepress" / "docs", "md",
          ("Skip to content", "Main Navigation", "Sidebar Navigation", "Appearance", "Menu",
           "Return to top", "On this page", "Edit this page", "Pager", "Previous page", "Next page",
@@ -480,8 +480,8 @@ def assert_floors(figures: dict) -> None:
 
 def test_every_theme_site_has_its_reference():
     assert {s.name for s in REFERENCED} >= {f"sphinx-{t}" for t in (
-        "classic", "nature", "agogo", "haiku", "pyramid", "bizstyle", "scrolls", "sphinxdoc", "traditional",
-        "custom")} | {"mkdocs-mkdocs", "mkdocs-readthedocs"}
+        "alabaster", "classic", "nature", "agogo", "haiku", "pyramid", "bizstyle", "scrolls", "sphinxdoc",
+        "traditional", "custom", "furo")} | {"mkdocs-mkdocs", "mkdocs-readthedocs", "mkdocs-material"}
     for site in REFERENCED:
         assert sorted(p.stem for p in (GENERATED / "reference" / site.reference).glob("*.html")) == sorted(PAGES)
 
