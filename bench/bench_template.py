@@ -16,7 +16,7 @@ generator detection switched off ("no profile": the whole page is learned), and 
 template kept although it changes nothing (the walk on every page: the worst case for the cost),
 the generated
 theme sites of ``tests/fixtures/generated`` (scored against their theme-free reference bodies with
-``tests/fidelity.py``), and the synthetic site of ``tests/template_site.py`` (no profile, chrome
+``tests/fidelity.py``), and the synthetic site of ``tests/servers/template_site.py`` (no profile, chrome
 inside ``<main>``).
 
     .venv/bin/python bench/bench_template.py [--repeat 3] [--json-out bench/results/template.json]
@@ -39,7 +39,8 @@ sys.path.insert(0, str(REPO))
 import harvester.extract.page as page_module  # noqa: E402
 from harvester.extract.page import NoContent, extract_page, parse_html, template_scope  # noqa: E402
 from harvester.extract.template import TemplateLearner, page_blocks, remove_template, signature  # noqa: E402
-from tests import fidelity, template_site  # noqa: E402
+from tests import fidelity  # noqa: E402
+from tests.servers import template_site  # noqa: E402
 
 EVAL = REPO.parent / "shared" / "eval"
 GENERATED = REPO / "tests" / "fixtures" / "generated"
@@ -170,7 +171,7 @@ def main() -> None:
     sites += [(f"{c} (no profile, template kept)", corpus_pages(c), "corpus-noprofile-kept")
               for c in ROOTS if ROOTS[c].is_dir()]
     sites += [(s, theme_pages(s), "theme") for s in THEMES]
-    sites.append(("synthetic (tests/template_site.py)", [(BASE + p, h) for p, h in template_site.pages().items()],
+    sites.append(("synthetic (tests/servers/template_site.py)", [(BASE + p, h) for p, h in template_site.pages().items()],
                   "synthetic"))
     print("| site | pages | template kept | sample walk ms/page | off ms median | on ms median | off ms mean | "
           "on ms mean | CPU on/off | pages changed |")

@@ -1,4 +1,4 @@
-"""End to end: one copy of everything, through real crawls of a loopback site (tests/sites.py
+"""End to end: one copy of everything, through real crawls of a loopback site (tests/servers/sites.py
 ``dedup_site``) with the real middlewares and pipelines, into a real local Qdrant."""
 
 from __future__ import annotations

@@ -70,6 +70,28 @@ def test_learning_off_keeps_the_chrome(tmp_path: Path) -> None:
     assert "template_removals" not in result.report
 
 
+def test_a_site_profile_turns_learning_off_for_its_site_only(tmp_path: Path) -> None:
+    # A profile that matches the site: its pages keep their chrome, as with the setting off.
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "no-learning.toml").write_text('template_learning = false\n[match]\ndomains = ["127.0.0.1"]\n')
+    settings = {**NO_EMBEDDING, "HARVESTER_SITE_PROFILES_DIR": str(profiles)}
+    with SiteServer(root=GENERATED / "site" / "sphinx-custom") as server:
+        result = crawl("docs", server.url, tmp_path / "off", settings=settings, timeout=180)
+    assert result.returncode == 0, result.output[-3000:]
+    assert len(result.items) == len(PAGES)
+    assert all("Last update" in item["markdown"] for item in result.items)
+    assert "template_removals" not in result.report
+    assert result.report["site_profiles"] == {server.url.split("//")[1].rstrip("/"): ["no-learning"]}
+    # The same profile matching another host leaves this one learning.
+    (profiles / "no-learning.toml").write_text('template_learning = false\n[match]\ndomains = ["docs.example.org"]\n')
+    with SiteServer(root=GENERATED / "site" / "sphinx-custom") as server:
+        result = crawl("docs", server.url, tmp_path / "on", settings=settings, timeout=180)
+    assert result.returncode == 0, result.output[-3000:]
+    assert not [item["url"] for item in result.items if "Last update" in item["markdown"]]
+    assert result.report["template_removals"]
+
+
 def test_a_site_larger_than_the_sample_is_clean_on_every_page(tmp_path: Path) -> None:
     with SiteServer(routes=template_site.routes()) as server:
         result = crawl("site", server.url, tmp_path, settings=NO_EMBEDDING, timeout=180)
