@@ -33,6 +33,9 @@ PROXY_FALLBACK = "harvester_proxy_fallback"
 PROXIED = "_harvester_proxied"
 # Cluster mode: the lease a worker holds on a popped request.
 LEASE = "harvester_lease"
+# A stored page fetched whole on a re-crawl only to learn its host's template from (the pages the
+# re-crawl fetched whole are too few); it is not stored again, nor counted as reached.
+TEMPLATE_SAMPLE = "harvester_template_sample"
 
 
 class _HasMeta(Protocol):

@@ -143,3 +143,57 @@ def test_real_sphinx_pages_are_content() -> None:
     for name in ("index.html", "quickstart.html", "api.html"):
         verdict = classify_page((root / name).read_bytes())
         assert verdict.type is PageType.CONTENT, (name, verdict)
+
+
+# --------------------------------------------------------------------------
+# Search pages and navigation-only pages: decided from the page, not from its URL
+# --------------------------------------------------------------------------
+
+def _generated(site: str, page: str) -> str:
+    from tests.test_generated_sites import GENERATED
+
+    return (GENERATED / "site" / site / f"{page}.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("site", ["sphinx-alabaster", "sphinx-classic", "sphinx-custom"])
+def test_a_generated_search_page_is_a_search_page(site):
+    verdict = classify_page(_generated(site, "search"))
+    assert (verdict.type, verdict.reason) == (PageType.SEARCH_PAGE, "search_form")
+
+
+@pytest.mark.parametrize("site", ["sphinx-alabaster", "sphinx-classic", "sphinx-custom", "mkdocs-readthedocs"])
+def test_pages_with_a_search_box_in_their_sidebar_are_content(site):
+    assert classify_page(_generated(site, "usage"), extracted_chars=1000).type is PageType.CONTENT
+
+
+def test_a_docs_page_about_search_is_content():
+    html = ("<html><head><title>Search</title></head><body><nav><input type=search name=q></nav><main><h1>Search"
+            f"</h1><p>{PROSE}</p><form><input type=text name=q></form></main></body></html>")
+    assert classify_page(html, extracted_chars=len(PROSE)).type is PageType.CONTENT
+
+
+def test_a_search_form_page_is_a_search_page():
+    html = ("<html><head><title>Search results</title></head><body><main><h1>Search</h1><form>"
+            "<input type=text name=query><button>Go</button></form><p>No results yet.</p></main></body></html>")
+    assert classify_page(html, extracted_chars=40).type is PageType.SEARCH_PAGE
+
+
+NAV_ONLY = ('<html><head><title>Guide</title></head><body><header><a href="/">Acme</a> <a href="/g">Guide</a>'
+            '</header><div class="md-sidebar"><ul>' + "".join(
+                f'<li><a href="/g#{i}">Guide chapter {i} about widgets</a></li>' for i in range(10))
+            + '</ul></div><main id="app"></main>{script}</body></html>')
+
+
+def test_text_only_in_menus_and_sidebars_is_navigation_only():
+    scripted = NAV_ONLY.replace("{script}", "<script>render()</script>")
+    verdict = classify_page(scripted, extracted_chars=400)
+    assert (verdict.type, verdict.reason) == (PageType.APP_SHELL, "navigation_only")
+    static = NAV_ONLY.replace("{script}", "")
+    assert (classify_page(static, extracted_chars=400).type, classify_page(static).reason) == (
+        PageType.EMPTY, "navigation_only")
+
+
+def test_a_layout_wrapper_named_sidebar_is_not_navigation():
+    html = (f'<html><body><div class="with-sidebar"><nav>menu</nav><main><h1>Title</h1><p>{PROSE}</p></main>'
+            "</div></body></html>")
+    assert classify_page(html, extracted_chars=len(PROSE)).type is PageType.CONTENT

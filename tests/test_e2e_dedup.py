@@ -1,4 +1,4 @@
-"""End to end: one copy of everything, through real crawls of a loopback site (tests/sites.py
+"""End to end: one copy of everything, through real crawls of a loopback site (tests/servers/sites.py
 ``dedup_site``) with the real middlewares and pipelines, into a real local Qdrant."""
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ TRACKING = re.compile(r"utm_|gclid|jsessionid", re.IGNORECASE)
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
-    """The docs spider through every pipeline (the real model, local Qdrant)."""
+    """The docs spider through every pipeline (the real model, local Qdrant). Learned templates are
+    off: they would remove the admonition repeated on every page before the pipelines see it
+    (tests/test_e2e_template.py), and these tests are about what the pipelines do with copies."""
     workdir = tmp_path_factory.mktemp("dedup")
     with SiteServer(routes=dedup_site()) as server:
-        result = crawl("docs", server.url + "docs/", workdir)
+        result = crawl("docs", server.url + "docs/", workdir, settings={"HARVESTER_TEMPLATE_LEARNING": "0"})
         requested = server.paths()
     assert result.returncode == 0, result.output[-3000:]
     return result, requested, qdrant_points(workdir / "qdrant"), server.url + "docs/"

@@ -98,7 +98,10 @@ def test_an_owner_password_only_does_not_stop_reading(algorithm: str) -> None:
     ("Application/PDF; name=x.pdf", b"", True),
     (None, b"%PDF-1.7\n...", True),
     ("application/octet-stream", b"\n\n%PDF-1.4", True),
-    ("text/html; charset=utf-8", b"%PDF-1.4", False),  # a declared HTML page is HTML
+    # A PDF is a PDF whatever its label says; a page quoting the header is not one.
+    ("text/html; charset=utf-8", b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj", True),
+    ("text/plain", b"\n%PDF-1.7", True),
+    ("text/html; charset=utf-8", b"<p>Every PDF file starts with %PDF-1.7</p>", False),
     ("application/octet-stream", b"PK\x03\x04", False),
     (None, b"<html>", False),
 ])

@@ -208,7 +208,10 @@ def test_sitemap_lastmod_skips_unchanged_pages_and_keeps_them(tmp_path):
         first = crawl("sitemap", server.url + "docs/", tmp_path, settings={"HARVESTER_CONDITIONAL_REQUESTS": 0})
         stored = index_state(tmp_path)
         publish({"alpha": "2020-01-01", "beta": "2999-01-01T00:00:00Z"})
-        second = crawl("sitemap", server.url + "docs/", tmp_path, settings={"HARVESTER_CONDITIONAL_REQUESTS": 0})
+        # Learning off: with one changed page, it would fetch alpha whole to learn the site's
+        # template from (tests/test_e2e_template.py); this test counts the fetches lastmod saves.
+        second = crawl("sitemap", server.url + "docs/", tmp_path, settings={
+            "HARVESTER_CONDITIONAL_REQUESTS": 0, "HARVESTER_TEMPLATE_LEARNING": 0})
         fetched = [p for p in server.paths() if p.endswith(".html")]
         off = crawl("sitemap", server.url + "docs/", tmp_path,
                     settings={"HARVESTER_CONDITIONAL_REQUESTS": 0, "HARVESTER_SITEMAP_LASTMOD_SKIP": 0})
@@ -294,8 +297,11 @@ def test_a_paused_crawl_resumes_from_its_jobdir(tmp_path, tiny_model):
     knows the pages the first half reached."""
     names = [f"page{n:02d}" for n in range(10)]
     site = EditableSite(names, sections=1)
-    # One request at a time, so most of them wait in the scheduler's disk queue when it pauses.
-    settings = {"CONCURRENT_REQUESTS": "1", "AUTOTHROTTLE_ENABLED": "0", "HARVESTER_EMBEDDING_MODEL": tiny_model}
+    # One request at a time, so most of them wait in the scheduler's disk queue when it pauses. A
+    # small template sample: pages reach the index before the pause, and the ones waiting for the
+    # template then are saved in JOBDIR and fetched again on resume.
+    settings = {"CONCURRENT_REQUESTS": "1", "AUTOTHROTTLE_ENABLED": "0", "HARVESTER_TEMPLATE_SAMPLE": "3",
+                "HARVESTER_EMBEDDING_MODEL": tiny_model}
     with SiteServer(routes=slow(site.routes, 0.3)) as server:
         start = server.url + "docs/index.html"
         reference = crawl("docs", start, tmp_path / "reference", settings=settings)

@@ -218,6 +218,11 @@ SPEC: tuple[Setting, ...] = (
             "report", "Extraction"),
     Setting("HARVESTER_SITE_PROFILES_DIR", None, Optional(Text(words="directory")), "a directory of your site "
             "profiles (`*.toml`)", "Extraction", env="HARVESTER_SITE_PROFILES_DIR"),
+    Setting("HARVESTER_TEMPLATE_LEARNING", True, Bool(), "learn each site's repeated template blocks (menus, "
+            "prev/next bars, footers) and remove them before conversion", "Extraction",
+            env="HARVESTER_TEMPLATE_LEARNING", profile_key="template_learning"),
+    Setting("HARVESTER_TEMPLATE_SAMPLE", 8, Int(minimum=3), "pages of a site learned from before its template "
+            "is decided (they wait for it)", "Extraction"),
     # Pipelines.
     Setting("HARVESTER_CHUNKING_ENABLED", True, Bool(), "split pages into chunks", "Chunking and embedding"),
     Setting("HARVESTER_CHUNK_MAX_TOKENS", 0, COUNT, "chunk size in tokens; 0 = the model's limit, and larger "

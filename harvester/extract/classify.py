@@ -3,7 +3,12 @@
 ``classify_page`` gives one verdict per response: ``content``, ``app_shell`` (a single-page app
 fetched without running its scripts), ``blocked`` (a captcha, an "Access Denied" or "Too Many
 Requests" page, a Cloudflare challenge, even when served with status 200), ``login_wall``,
+``search_page`` (a site's search form or search results, not a page about searching),
 ``error_page`` (an error status, or a "page not found" page served with 200) or ``empty``.
+
+A page whose text is only navigation (menus, sidebars, headers, footers: ``navigation_only``) has
+no content: it is ``empty``, or an ``app_shell`` when it runs scripts, whatever its extraction kept
+(a single-page app's static HTML often holds its menus and an empty mount point).
 The verdict decides whether a page is stored, and whether the browser is tried
 (``harvester.render.policy``).
 
@@ -27,12 +32,13 @@ class PageType(str, Enum):
     APP_SHELL = "app_shell"
     BLOCKED = "blocked"
     LOGIN_WALL = "login_wall"
+    SEARCH_PAGE = "search_page"
     ERROR_PAGE = "error_page"
     EMPTY = "empty"
 
 
 # Pages kept out of the index whatever their extraction gave.
-NOT_INDEXED = (PageType.BLOCKED, PageType.LOGIN_WALL)
+NOT_INDEXED = (PageType.BLOCKED, PageType.LOGIN_WALL, PageType.SEARCH_PAGE)
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,10 @@ SHORT_TEXT = 1500
 # An app shell shows at most this much text before its scripts run (a header, a footer, a
 # "loading..." line).
 SHELL_TEXT = 300
+# Text outside navigation under this many characters: the page is navigation only.
+NAV_ONLY_TEXT = 80
+# A search page keeps at most this much extracted text (a title, a hint, a form).
+SEARCH_TEXT = 600
 
 # Elements single-page-app frameworks mount into: React (create-react-app, Vite), Vue, Next.js,
 # Nuxt, Gatsby, Angular, Svelte(Kit), Quasar, Docsify, Ember.
@@ -87,6 +97,17 @@ _NOT_FOUND = re.compile(
     re.IGNORECASE,
 )
 _HASH_ROUTE = re.compile(r"^#!?/")
+_SEARCH_TITLE = re.compile(r"^\s*(search(ing)?|search results|results)\b", re.IGNORECASE)
+# Query fields of search forms (Sphinx, MkDocs, WordPress, most site searches).
+_SEARCH_FIELDS = frozenset({"q", "query", "search", "s", "searchterm", "keywords", "term", "text"})
+# Containers of navigation: landmarks, and class/id words themes give their menus and sidebars.
+_NAV_TAGS = frozenset({"nav", "header", "footer", "aside"})
+_NAV_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "menu", "menubar", "search"})
+_NAV_WORDS = frozenset({"nav", "navbar", "navigation", "menu", "sidebar", "sidenav", "toc", "breadcrumb",
+                        "breadcrumbs", "topbar", "header", "footer", "masthead"})
+_NAV_HOLDERS = ("div", "ul", "ol", "section", "td")
+_WORD_SPLIT = re.compile(r"[-_\s]+")
+_ROLE_MAIN = etree.XPath("boolean(.//*[@role='main'])")
 
 
 def classify_page(html: str | bytes, status: int = 200, *, extracted_chars: int | None = None,
@@ -125,6 +146,13 @@ def decide(page: Signals, status: int = 200, extracted_chars: int | None = None)
         return Verdict(PageType.ERROR_PAGE, f"status_{status}", scripts)
     if page.text_chars < 800 and (_NOT_FOUND.search(page.title) or _NOT_FOUND.search(page.h1)):
         return Verdict(PageType.ERROR_PAGE, "soft_404", scripts)
+    if (page.search_inputs and (_SEARCH_TITLE.search(page.title) or _SEARCH_TITLE.search(page.h1))
+            and page.short and (extracted_chars or 0) < SEARCH_TEXT):
+        return Verdict(PageType.SEARCH_PAGE, "search_form", scripts)
+    if page.navigation_only:
+        if scripts:
+            return Verdict(PageType.APP_SHELL, "navigation_only", True)
+        return Verdict(PageType.EMPTY, "navigation_only", scripts)
     shell = _shell_reason(page)
     if shell and (page.text_chars <= SHELL_TEXT or extracted_chars == 0):
         return Verdict(PageType.APP_SHELL, shell, True)
@@ -166,10 +194,18 @@ class Signals:
     links: int
     hash_links: int
     iframes: tuple[str, ...] = ()  # the src of every iframe, as written
+    content_chars: int | None = None  # visible text outside navigation containers
+    search_inputs: int = 0  # query fields of search forms outside them (not the header's search box)
 
     @property
     def short(self) -> bool:
         return self.text_chars < SHORT_TEXT
+
+    @property
+    def navigation_only(self) -> bool:
+        """The page has text, all of it (nearly) in menus, sidebars, headers and footers."""
+        return (self.content_chars is not None and self.content_chars < NAV_ONLY_TEXT
+                and self.text_chars >= NAV_ONLY_TEXT)
 
     @classmethod
     def read(cls, doc: lxml.html.HtmlElement, html: str | bytes) -> Signals:
@@ -177,7 +213,7 @@ class Signals:
         h1 = _text(next(iter(doc.iter("h1")), None))
         scripts = [s for s in doc.iter("script") if (s.get("type") or "").lower() not in _DATA_SCRIPTS]
         noscript = " ".join(_text(n) for n in doc.iter("noscript"))
-        text = _visible_text(doc)
+        text, content, search_inputs = _visible_texts(doc)
         hrefs = [a.get("href") or "" for a in doc.iter("a")]
         raw = html if isinstance(html, str) else html.decode("utf-8", "replace")
         return cls(
@@ -189,6 +225,8 @@ class Signals:
             password_inputs=sum(1 for i in doc.iter("input") if (i.get("type") or "").lower() == "password"),
             links=len(hrefs), hash_links=sum(1 for h in hrefs if _HASH_ROUTE.match(h)),
             iframes=tuple(f.get("src") for f in doc.iter("iframe") if f.get("src")),
+            content_chars=len(content),
+            search_inputs=search_inputs,
         )
 
 
@@ -203,21 +241,65 @@ def _is_empty_mount(el: lxml.html.HtmlElement) -> bool:
 
 
 def _visible_text(root: lxml.html.HtmlElement) -> str:
+    return _visible_texts(root)[0]
+
+
+def _visible_texts(root: lxml.html.HtmlElement) -> tuple[str, str, int]:
+    """The visible text of ``root``, the part of it outside navigation containers, and the search
+    fields outside them."""
     parts: list[str] = []
-    stack = [root]
+    content: list[str] = []
+    search_inputs = 0
+    stack: list = [(root, False)]
     while stack:  # depth-first without recursion: generated pages can nest deeper than Python's limit
-        node = stack.pop()
+        node, in_nav = stack.pop()
         if isinstance(node, str):
             parts.append(node)
+            if not in_nav:
+                content.append(node)
             continue
-        if isinstance(node.tag, str) and node.tag not in _INVISIBLE and node.text:
+        tag = node.tag
+        if not isinstance(tag, str) or tag in _INVISIBLE:
+            continue
+        if not in_nav and _is_navigation(node, tag):
+            in_nav = True
+        if tag == "input" and not in_nav and _is_search_field(node):
+            search_inputs += 1
+        if node.text:
             parts.append(node.text)
-        if not isinstance(node.tag, str) or node.tag not in _INVISIBLE:
-            for child in reversed(node):
-                if child.tail:
-                    stack.append(child.tail)
-                stack.append(child)
-    return " ".join(" ".join(parts).split())
+            if not in_nav:
+                content.append(node.text)
+        for child in reversed(node):
+            if child.tail:
+                stack.append((child.tail, in_nav))
+            stack.append((child, in_nav))
+    return " ".join(" ".join(parts).split()), " ".join(" ".join(content).split()), search_inputs
+
+
+def _is_navigation(el: lxml.html.HtmlElement, tag: str) -> bool:
+    """A menu, sidebar, header or footer: a landmark, or a container whose class or id names one,
+    unless it also holds the page's main content (a layout wrapper called "with-sidebar")."""
+    role = el.get("role")
+    if tag in _NAV_TAGS or (role and role in _NAV_ROLES):
+        pass
+    elif tag in _NAV_HOLDERS:
+        ident = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
+        if not ident.strip():
+            return False
+        words = set(_WORD_SPLIT.split(ident))
+        if words.isdisjoint(_NAV_WORDS) and not any(w.endswith(("sidebar", "navbar", "menu")) for w in words):
+            return False
+    else:
+        return False
+    return el.find(".//h1") is None and el.find(".//main") is None and el.find(".//article") is None \
+        and not _ROLE_MAIN(el)
+
+
+def _is_search_field(el: lxml.html.HtmlElement) -> bool:
+    kind = (el.get("type") or "text").lower()
+    if kind == "search":
+        return True
+    return kind == "text" and (el.get("name") or "").lower() in _SEARCH_FIELDS
 
 
 def _text(el: lxml.html.HtmlElement | None) -> str:

@@ -45,6 +45,7 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 from lxml import etree
 from markdownify import ATX, BACKSLASH, MarkdownConverter
 
+from harvester.fetch.encoding import clean_text
 from harvester.markdown.grammar import Line, classify_lines
 
 __all__ = [
@@ -258,7 +259,8 @@ def prepare_code(main) -> None:
         lang = code_language(pre)
         for br in pre.iter("br"):
             br.tail = "\n" + (br.tail or "")
-        text = pre.text_content()
+        # The tree can hold control characters lxml refuses to set again (a \x0c in Python source).
+        text = clean_text(pre.text_content())
         tail = pre.tail
         pre.clear()
         pre.text = text
@@ -406,9 +408,9 @@ def remove_keep_tail(el) -> None:
     if tail:
         prev = el.getprevious()
         if prev is not None:
-            prev.tail = (prev.tail or "") + tail
+            prev.tail = clean_text((prev.tail or "") + tail)
         else:
-            parent.text = (parent.text or "") + tail
+            parent.text = clean_text((parent.text or "") + tail)
     parent.remove(el)
 
 
@@ -431,7 +433,7 @@ def rewrite_signatures(main, signatures: Callable) -> None:
         extras = [a for a in el.iter("a") if _is_source_link(a)]
         for a in extras:
             a.getparent().remove(a)
-        text = " ".join(el.text_content().split())
+        text = clean_text(" ".join(el.text_content().split()))
         if not text:
             continue
         tail = el.tail

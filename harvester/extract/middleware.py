@@ -3,22 +3,44 @@
 from __future__ import annotations
 
 import logging
+import pickle
 from collections.abc import AsyncIterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from scrapy.exceptions import NotConfigured
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.request import request_from_dict
 
-from harvester.extract.classify import NOT_INDEXED, PageType, Verdict, decide, read_signals
-from harvester.extract.page import ExtractedPage, NoContent, extract_page, parse_html
+from harvester.extract.classify import NOT_INDEXED, PageType, Signals, Verdict, decide, read_signals
+from harvester.extract.page import (
+    ExtractedPage,
+    NoContent,
+    check_text,
+    extract_page,
+    parse_html,
+    template_scope,
+)
 from harvester.extract.pdf import PdfUnreadable, extract_pdf, is_pdf
+from harvester.extract.template import (
+    Block,
+    PageSignature,
+    Removal,
+    Template,
+    TemplateLearner,
+    page_blocks,
+    remove_template,
+    signature,
+)
 from harvester.items import PageItem
-from harvester.meta import DONT_EXTRACT, LINKS, RENDER_FALLBACK, RENDER_HTTP_ITEM
+from harvester.meta import DONT_EXTRACT, LINKS, RENDER_FALLBACK, RENDER_HTTP_ITEM, TEMPLATE_SAMPLE
+from harvester.recrawl.extension import Recrawl
 from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
 from harvester.render.middleware import Renderer
 from harvester.render.policy import fallback_reason
@@ -33,6 +55,9 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
+
+# In JOBDIR: the requests of the pages that waited for their template when the job paused.
+HELD_FILE = "harvester-template-held.pickle"
 
 
 class ExtractionMiddleware:
@@ -50,6 +75,13 @@ class ExtractionMiddleware:
     ``HARVESTER_MAX_PAGES`` (0 = no limit: after that many pages the spider closes with reason
     ``max_pages``; counted here, not when requests are made, so pages refused by robots.txt or
     failing do not use the budget).
+    ``HARVESTER_TEMPLATE_LEARNING`` / a site profile's ``template_learning`` and
+    ``HARVESTER_TEMPLATE_SAMPLE``: learned site templates (``harvester.extract.template``): the
+    first pages of each host wait here until its template is decided (at the sample, when the
+    crawl runs out of pages, or when the page budget ends it), then every page of the host is
+    cleaned of it before conversion; a job paused with ``JOBDIR`` saves the waiting pages'
+    requests there and fetches them again on resume; on a re-crawl, a host short of its sample is
+    learned from stored pages fetched whole (meta ``harvester_template_sample``).
     Meta: ``harvester_dont_extract`` (robots.txt, sitemaps...).
     Every page is classified (``harvester.extract.classify``): the verdict is the item's
     ``page_type``; blocked pages and login walls are skipped (reasons ``blocked``,
@@ -61,7 +93,9 @@ class ExtractionMiddleware:
     ``harvester/pages/skipped/<reason>``, ``harvester/pages/failed/extraction_error``,
     ``harvester/pages/low_quality``, ``harvester/pages/degraded``,
     ``harvester/pages/generator/<name>``, ``harvester/pages/pdf``,
-    ``harvester/pages/failed/{pdf_encrypted,pdf_corrupt}``.
+    ``harvester/pages/failed/{pdf_encrypted,pdf_corrupt}``, ``harvester/template/learned_hosts``,
+    ``harvester/template/{pages,blocks}`` and ``harvester/template/{pages,blocks}/<host>`` (pages
+    cleaned, template blocks removed), ``harvester/template/sampled_pages``.
     Signals sent: ``page_skipped``, ``page_failed``, ``page_low_quality``.
     """
 
@@ -72,6 +106,7 @@ class ExtractionMiddleware:
         self._min_chars = crawler.settings.getint("HARVESTER_EXTRACTION_MIN_CHARS")
         self._max_pages = crawler.settings.getint("HARVESTER_MAX_PAGES")
         self._pages = 0
+        self._budget_spent = False
         self._profiles = SiteProfiles.from_crawler(crawler)
         self._pdf_enabled = crawler.settings.getbool("HARVESTER_PDF_ENABLED")
         self._selectors = crawler.settings.getdict("HARVESTER_CONTENT_SELECTORS")
@@ -79,6 +114,16 @@ class ExtractionMiddleware:
         self._low_quality = crawler.settings.getfloat("HARVESTER_LOW_QUALITY_THRESHOLD")
         self._strip = compile_strip_params(crawler.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
         self._renderer = Renderer.from_crawler(crawler)
+        # Learned site templates (harvester.extract.template): the first pages of each host wait
+        # here until the host's template is decided, so they are cleaned like the later ones.
+        self._learner = TemplateLearner(crawler.settings.getint("HARVESTER_TEMPLATE_SAMPLE"))
+        self._held: dict[str, list[_Prepared]] = {}
+        self._flushing = False
+        self._sampled: set[str] = set()  # hosts whose stored pages were fetched to learn from
+        self._jobdir = crawler.settings.get("JOBDIR")
+        crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -87,6 +132,11 @@ class ExtractionMiddleware:
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
+        if response.meta.get(TEMPLATE_SAMPLE):  # only learned from (see _sample_stored_pages)
+            async for _ in result:
+                pass
+            await self._observe_sample(response)
+            return
         # A page the browser was asked for after HTTP: what it gives decides whether its host
         # goes browser-direct, so that is learned before its links are scheduled.
         fallback = bool(response.meta.get(RENDER_FALLBACK)) and self._is_page(response)
@@ -98,10 +148,13 @@ class ExtractionMiddleware:
                 yield element
         # A browser re-request is the same page: it used its budget when HTTP fetched it.
         if self._is_page(response) and (fallback or self._within_budget()):
-            output = await self._extract(response)
+            outputs = await self._extract(response)
+            if self._budget_spent and self._held:
+                # The spider closes now: no page waits for a template that will not come.
+                outputs += await self._release_all()
             for element in held:
                 yield element
-            if output is not None:
+            for output in outputs:
                 yield output
 
     def _is_page(self, response: Response) -> bool:
@@ -119,24 +172,200 @@ class ExtractionMiddleware:
         self._pages += 1
         if self._pages == self._max_pages:
             logger.info("HARVESTER_MAX_PAGES=%d reached: closing the spider", self._max_pages)
+            self._budget_spent = True
             deferred_from_coro(self.crawler.engine.close_spider_async(reason="max_pages"))
         return True
 
-    async def _extract(self, response: HtmlResponse) -> PageItem | scrapy.Request | None:
-        stats = self.crawler.stats
+    async def _extract(self, response: HtmlResponse) -> list[Any]:
+        """The page's outputs: none while its host's template is being learned (the page waits),
+        else its item or browser request, with those of the pages that waited for the template."""
         if self._is_pdf(response):  # never rendered: the browser would only show its viewer
-            stats.inc_value("harvester/pages/crawled")
-            return await self._extract_pdf(response)
+            self.crawler.stats.inc_value("harvester/pages/crawled")
+            item = await self._extract_pdf(response)
+            return [item] if item is not None else []
+        profile = self._profiles.for_url(response.url)
+        host = host_key(response.url)
+        template = self._learner.template(host) if profile.template_learning else None
+        if not profile.template_learning or template is not None:
+            output = await self._finish(response, template)
+            return [output] if output is not None else []
+        try:
+            prepared = await run_in_thread(self._prepare, response)
+        except Exception:
+            logger.exception("Extraction failed on %s", response.url)
+            self.crawler.stats.inc_value("harvester/pages/crawled")
+            self._report(page_failed, response.url, "extraction_error", "failed")
+            return []
+        template = self._learner.template(host)  # decided while this page was parsed?
+        if prepared.signature is None or template is not None:  # nothing to learn from, or too late
+            output = await self._finish(response, template, prepared)
+            return [output] if output is not None else []
+        self._held.setdefault(host, []).append(prepared)
+        if not self._learner.observe(host, response.url, prepared.signature):
+            return []
+        return await self._release(host)
+
+    def _prepare(self, response: HtmlResponse) -> _Prepared:
+        """In a worker thread: the page parsed, its signals and its blocks, before anything
+        changes the tree."""
+        try:
+            doc = _document(response)
+        except NoContent as exc:
+            return _Prepared(response, None, None, None, None, exc.reason)
+        blocks = page_blocks(template_scope(doc, self._content_selector(response.url)))
+        return _Prepared(response, doc, read_signals(doc, response.text), blocks, signature(blocks))
+
+    async def _release(self, host: str) -> list[Any]:
+        """Decide ``host``'s template (if no page did) and extract the pages that waited for it."""
+        template = self._learner.decide(host)
+        if template and host in self._held:
+            self.crawler.stats.inc_value("harvester/template/learned_hosts")
+            logger.info("Learned the template of %s from %d pages", host, template.pages)
+        outputs, removed = [], False
+        for prepared in self._held.pop(host, []):
+            output = await self._finish(prepared.response, template, prepared)
+            removed = removed or prepared.removed
+            if output is not None:
+                outputs.append(output)
+        self._learner.settle(host, removed)
+        return outputs
+
+    async def _release_all(self) -> list[Any]:
+        outputs = []
+        for host in list(self._held):
+            outputs += await self._release(host)
+        return outputs
+
+    def _spider_idle(self, spider: scrapy.Spider) -> None:
+        """No page left to fetch: the hosts still learning (fewer pages than the sample) are
+        decided on what they have, and their waiting pages go through the pipelines."""
+        if self._held and not self._flushing:
+            self._flushing = True
+            deferred_from_coro(self._flush())
+        if self._flushing:
+            raise DontCloseSpider
+
+    async def _flush(self) -> None:
+        engine = self.crawler.engine
+        try:
+            if self._sample_stored_pages():
+                return  # decided at the next idle, once the samples are in
+            for output in await self._release_all():
+                if isinstance(output, Request):
+                    engine.crawl(output)
+                else:
+                    await engine.scraper.start_itemproc_async(output, response=None)
+        finally:
+            self._flushing = False
+            # Check for idleness again now, not at the engine's next heartbeat (seconds away).
+            slot = getattr(engine, "_slot", None)
+            if slot is not None:
+                slot.nextcall.schedule()
+
+    def _spider_closed(self, spider: scrapy.Spider, reason: str) -> None:
+        """A crawl that stops early (paused, a budget, a signal) with pages still waiting for their
+        template: with ``JOBDIR``, their requests are saved there and fetched again when the job
+        resumes (Scrapy remembers them as seen, so nothing else would); without it they are lost
+        to this crawl only (a page never stored is new to the next one)."""
+        held = [p.response.request for pages in self._held.values() for p in pages if p.response.request]
+        if held:
+            logger.info("%d pages were waiting for their site's template when the spider closed (%s)",
+                        len(held), reason)
+        if not self._jobdir:
+            return
+        path = Path(self._jobdir) / HELD_FILE
+        saved = []
+        for request in held:
+            try:
+                saved.append(request.to_dict(spider=spider))
+            except Exception:  # a callback or meta that cannot be saved (a browser page)
+                logger.warning("Cannot save %s for the resumed job", request.url)
+        try:
+            if saved:
+                path.write_bytes(pickle.dumps(saved, protocol=4))
+            else:
+                path.unlink(missing_ok=True)
+        except OSError as exc:
+            logger.warning("Cannot save the pages waiting for their template in %s: %s", path, exc)
+
+    def _spider_opened(self, spider: scrapy.Spider) -> None:
+        """A resumed job fetches again the pages that waited for their template when it paused."""
+        if not self._jobdir:
+            return
+        path = Path(self._jobdir) / HELD_FILE
+        if not path.exists():
+            return
+        try:
+            saved = pickle.loads(path.read_bytes())
+            path.unlink()
+        except (OSError, pickle.PickleError, EOFError) as exc:
+            logger.warning("Cannot read %s: %s", path, exc)
+            return
+        for data in saved:
+            self.crawler.engine.crawl(request_from_dict(data, spider=spider).replace(dont_filter=True))
+        logger.info("Fetching again %d pages that waited for their site's template when the job paused",
+                    len(saved))
+
+    def _sample_stored_pages(self) -> bool:
+        """On a re-crawl, a host still learning has too few pages fetched whole (the others
+        answered 304): fetch some of its stored pages whole, to learn its template from as the
+        first crawl did. True when requests were scheduled."""
+        recrawl = self.crawler.get_extension(Recrawl)
+        if recrawl is None or not recrawl.pages:
+            return False
+        scheduled = False
+        for host, held in self._held.items():
+            # Only for pages the index holds (changed ones): pages never stored (search pages,
+            # indexes) are fetched whole on every re-crawl and are no reason to fetch more.
+            if host in self._sampled or not any(recrawl.stored(p.response.url) for p in held):
+                continue
+            self._sampled.add(host)
+            have = {canonical_url(p.response.url, self._strip) for p in held}
+            urls = [url for url in recrawl.pages if host_key(url) == host and url not in have]
+            for url in urls[: self._learner.sample - len(held)]:
+                self.crawler.engine.crawl(Request(url, callback=self._sample_parsed, dont_filter=True,
+                                                  meta={TEMPLATE_SAMPLE: True}))
+                self.crawler.stats.inc_value("harvester/template/sampled_pages")
+                scheduled = True
+        return scheduled
+
+    @staticmethod
+    def _sample_parsed(response: Response) -> None:
+        return None
+
+    async def _observe_sample(self, response: Response) -> None:
+        host = host_key(response.url)
+        if not isinstance(response, HtmlResponse) or not 200 <= response.status < 300 or host not in self._held:
+            return
+        try:
+            prepared = await run_in_thread(self._prepare, response)
+        except Exception:
+            logger.warning("Cannot learn from %s", response.url, exc_info=True)
+            return
+        if prepared.signature is not None:
+            self._learner.observe(host, response.url, prepared.signature)
+
+    async def _finish(self, response: HtmlResponse, template: Template | None,
+                      prepared: _Prepared | None = None) -> PageItem | scrapy.Request | None:
+        """Classify and extract one HTML page (without ``template``'s blocks), then store it, skip
+        it or send it to the browser."""
+        stats = self.crawler.stats
         profile = self._profiles.for_url(response.url)
         try:
-            verdict, page, no_content, frames = await run_in_thread(
-                self._classify_and_extract, response, profile.process_iframes
+            verdict, page, no_content, frames, removal = await run_in_thread(
+                self._classify_and_extract, response, profile.process_iframes, template, prepared
             )
         except Exception:
             logger.exception("Extraction failed on %s", response.url)
             stats.inc_value("harvester/pages/crawled")
             self._report(page_failed, response.url, "extraction_error", "failed")
             return None
+        if removal:
+            host = host_key(response.url)
+            stats.inc_value("harvester/template/pages")
+            stats.inc_value("harvester/template/blocks", removal.blocks)
+            stats.inc_value(f"harvester/template/pages/{host}")
+            stats.inc_value(f"harvester/template/blocks/{host}", removal.blocks)
         rendered = "playwright" in response.flags
         if not rendered:
             self._renderer.learner.fetched_over_http(response.url)
@@ -171,25 +400,42 @@ class ExtractionMiddleware:
         return self._page_item(response, page, verdict)
 
     def _classify_and_extract(
-        self, response: HtmlResponse, with_frames: bool
-    ) -> tuple[Verdict, ExtractedPage | None, str | None, list[Any]]:
+        self, response: HtmlResponse, with_frames: bool, template: Template | None, prepared: _Prepared | None
+    ) -> tuple[Verdict, ExtractedPage | None, str | None, list[Any], Removal]:
         """In a worker thread: the page's signals (before extraction changes the tree), its
-        extraction, its verdict; for rendered pages the frames' content joins the page's."""
-        doc = _parsed_tree(response)
-        if doc is None:
+        extraction without the template's blocks, its verdict; for rendered pages the frames'
+        content joins the page's."""
+        removal = Removal()
+        if prepared is not None:
+            if prepared.doc is None:
+                return Verdict(PageType.EMPTY, prepared.no_content or "empty"), None, prepared.no_content, [], removal
+            doc, signals, blocks = prepared.doc, prepared.signals, prepared.blocks
+        else:
             try:
-                doc = parse_html(response.text)
+                doc = _document(response)
             except NoContent as exc:
-                return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, []
-        signals = read_signals(doc, response.text)
+                return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, [], removal
+            signals = read_signals(doc, response.text)
+            blocks = page_blocks(template_scope(doc, self._content_selector(response.url))) if template else None
+
+        def strip_template(root: Any) -> Removal:
+            nonlocal removal
+            removal = remove_template(blocks, template)
+            return removal
+
         url = response.url
         page: ExtractedPage | None = None
         no_content: str | None = None
         try:
             page = extract_page(response.text, url, min_chars=self._min_chars,
-                                content_selector=self._content_selector(url), converter=self._converter, doc=doc)
+                                content_selector=self._content_selector(url), converter=self._converter, doc=doc,
+                                template=strip_template if template and blocks else None)
         except NoContent as exc:
             no_content = exc.reason
+        if prepared is not None and removal:
+            # A sampled page: does the template change what is kept? If it changes no sampled page,
+            # the host's further pages are spared the walk (TemplateLearner.settle).
+            prepared.removed = _extracted(page) != _extracted(self._without_template(response))
         frames: list[Any] = []
         if with_frames:
             if "playwright" in response.flags:
@@ -199,7 +445,16 @@ class ExtractionMiddleware:
             else:
                 frames = same_site_iframes(signals.iframes, url)
         verdict = decide(signals, response.status, len(page.markdown) if page is not None else 0)
-        return verdict, page, no_content, frames
+        if verdict.reason == "navigation_only":  # what extraction kept is the site's menus
+            page, no_content = None, verdict.reason
+        return verdict, page, no_content, frames, removal
+
+    def _without_template(self, response: HtmlResponse) -> ExtractedPage | None:
+        try:
+            return extract_page(response.text, response.url, min_chars=self._min_chars,
+                                content_selector=self._content_selector(response.url), converter=self._converter)
+        except NoContent:
+            return None
 
     def _frame_markdown(self, frame: Frame) -> str | None:
         try:
@@ -302,6 +557,32 @@ class ExtractionMiddleware:
         if canonical and in_scope(canonical, start):
             return canonical_url(canonical, self._strip)
         return canonical_url(response.url, self._strip)
+
+
+@dataclass
+class _Prepared:
+    """A page parsed and cut into blocks, waiting for its host's template."""
+
+    response: HtmlResponse
+    doc: Any
+    signals: Signals | None
+    blocks: list[Block] | None
+    signature: PageSignature | None
+    no_content: str | None = None
+    removed: bool = False  # the template changed what extraction keeps of it
+
+
+def _extracted(page: ExtractedPage | None) -> str | None:
+    return page.markdown if page is not None else None
+
+
+def _document(response: HtmlResponse) -> Any:
+    """The page's lxml tree; NoContent when the body is no markup (binary, JSON, a PDF)."""
+    doc = _parsed_tree(response)
+    if doc is None:
+        return parse_html(response.text)
+    check_text(response.text)
+    return doc
 
 
 def _parsed_tree(response: HtmlResponse) -> Any:

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 from urllib.parse import urljoin
 
 import lxml.html
@@ -50,9 +52,11 @@ from harvester.extract.convert import (
     visible_text,
 )
 from harvester.extract.profiles import GENERIC, PageView, Profile, compile_css, detect_profile
+from harvester.fetch.encoding import BINARY_SHARE, UNSAFE_TEXT, clean_text
 from harvester.markdown.grammar import Line, classify_lines, heading
 
-__all__ = ["ExtractedPage", "NoContent", "detect_profile", "extract_page", "parse_html"]
+__all__ = ["ExtractedPage", "NoContent", "check_text", "detect_profile", "extract_page", "parse_html",
+           "template_scope"]
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,8 @@ _GENERIC_CRUMBS = ("nav[aria-label=breadcrumb]", "nav[aria-label=Breadcrumb]", "
 # --------------------------------------------------------------------------
 
 def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: str | None = None,
-                 doc=None, converter: str | None = "markdownify") -> ExtractedPage:
+                 doc=None, converter: str | None = "markdownify",
+                 template: Callable[[lxml.html.HtmlElement], object] | None = None) -> ExtractedPage:
     """Extract the main content of one page as Markdown plus metadata.
 
     ``content_selector``: CSS selector of the main element; when it matches
@@ -145,13 +150,16 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
     ``response.selector.root``); ``html`` is then not parsed again and the
     tree is modified in place. ``converter``: name registered in
     :mod:`harvester.extract.convert` (ValueError if unknown; None means
-    the default, markdownify).
+    the default, markdownify). ``template``: called with the document root once the page's
+    metadata, breadcrumbs and main element are read and before anything is cleaned or converted,
+    to remove the site's learned template (``harvester.extract.template``).
 
     Raises NoContent('not_html' | 'unparsable' | 'empty' | 'too_short').
     """
     convert = get_converter(converter or "markdownify")
     content_xpath = compile_css(content_selector) if content_selector else None
     root = _parse(html) if doc is None else doc.getroottree().getroot()
+    _sanitize_tree(root, html)
     base = _base_url(root, url)
     view = PageView(root)
     profile = detect_profile(view)
@@ -163,10 +171,14 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
         main = _first_with_text(root, [compile_css(sel) for sel in profile.main])
     if main is not None:
         meta["breadcrumbs"] = _breadcrumbs(root, profile)
+        if template is not None:
+            template(root)
         candidates = [(main, True)]
     else:
         sc = _scan(root)
         meta["breadcrumbs"] = _scan_breadcrumbs(sc)
+        if template is not None and template(root):
+            sc = _scan(root)  # candidates may have gone with the template
         candidates = _candidates(sc)
 
     rules = profile or GENERIC
@@ -198,6 +210,23 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
     raise NoContent("too_short", f"{longest} chars")
 
 
+def template_scope(root, content_selector: str | None = None):
+    """The element a site's template is learned from and removed in (``harvester.extract.template``):
+    the main element the extractor will keep when a content selector or a generator profile names
+    one (chrome outside it never reaches the Markdown, so it need not be walked), else the whole
+    document."""
+    if content_selector:
+        main = _first_with_text(root, (compile_css(content_selector),))
+        if main is not None:
+            return main
+    profile = detect_profile(PageView(root))
+    if profile is not None:
+        main = _first_with_text(root, [compile_css(sel) for sel in profile.main])
+        if main is not None:
+            return main
+    return root
+
+
 def _first_with_text(root, xpaths):
     for xp in xpaths:
         for el in xp(root):
@@ -215,11 +244,8 @@ def _parse(html: str | bytes) -> lxml.html.HtmlElement:
         html = html.decode("utf-8", "replace")
     if not html or not html.strip():
         raise NoContent("empty")
-    head = html[:2048].lstrip("\ufeff \t\r\n")
-    if "\x00" in head or "<" not in html[:65536]:
-        raise NoContent("not_html")
-    if head.startswith(("{", "[", "%PDF")):
-        raise NoContent("not_html")
+    check_text(html)
+    html = clean_text(html)
     # lxml refuses str input that still carries an encoding declaration.
     html = _XML_DECL.sub("", html, count=1)
     try:
@@ -234,6 +260,45 @@ def _parse(html: str | bytes) -> lxml.html.HtmlElement:
 
 
 parse_html = _parse  # for callers that read the tree before extraction (the page classifier)
+
+# Binary bodies decode to control and replacement characters, which text has a stray one of at most
+# (harvester.fetch.encoding.BINARY_SHARE).
+_BINARY = re.compile("[\x00-\x08\x0e-\x1f\ufffd]")
+
+
+def check_text(html: str) -> None:
+    """NoContent('not_html') unless ``html`` looks like markup: a body in another format served as
+    HTML (JSON, a PDF under any label, binary garbage) never reaches the index."""
+    head = html[:2048].lstrip("\ufeff \t\r\n\x00")
+    if "<" not in html[:65536]:
+        raise NoContent("not_html")
+    if head.startswith(("{", "[", "%PDF")):
+        raise NoContent("not_html")
+    sample = html[:8192]
+    if len(_BINARY.findall(sample)) > BINARY_SHARE * len(sample):
+        raise NoContent("not_html", "binary")
+
+
+# Numeric character references to characters XML cannot hold: lxml's parser decodes them.
+_CONTROL_REF = re.compile(r"&#(?:[xX]0*(?:[0-8bcefBCEF]|1[0-9a-fA-F])|0*(?:[0-8]|1[124-9]|2\d|3[01]));")
+
+
+def _sanitize_tree(root, html: str | bytes) -> None:
+    """Drop control characters from the tree's text and attributes, so that text taken from it can
+    be set on it again (lxml refuses control characters on assignment: "All strings must be XML
+    compatible"). Only when the page's source can hold any."""
+    if isinstance(html, str) and not (UNSAFE_TEXT.search(html) or _CONTROL_REF.search(html)):
+        return
+    for el in root.iter():
+        if isinstance(el.tag, str) or el.tag is etree.Comment:
+            if el.text and UNSAFE_TEXT.search(el.text):
+                el.text = clean_text(el.text)
+        if el.tail and UNSAFE_TEXT.search(el.tail):
+            el.tail = clean_text(el.tail)
+        if isinstance(el.tag, str):
+            for name, value in el.attrib.items():
+                if UNSAFE_TEXT.search(value):
+                    el.set(name, clean_text(value))
 
 
 def _base_url(doc, url: str) -> str:
@@ -268,13 +333,13 @@ def _metadata(doc, url: str) -> dict:
             if "canonical" in (ln.get("rel") or "").lower().split() and ln.get("href"):
                 canonical = ln.get("href").strip()
                 break
-    h1_el = doc.find(".//h1")
-    h1 = _norm(h1_el.text_content()).replace("¶", "").strip() if h1_el is not None else ""
+    # Themes that set the site's name in an <h1> of their header put the page's own h1 second.
+    h1s = [_norm(el.text_content()).replace("¶", "").strip() for el in islice(doc.iter("h1"), 3)]
     lang = (doc.get("lang") or doc.get("{http://www.w3.org/XML/1998/namespace}lang")
             or metas.get("content-language") or metas.get("og:locale") or "").strip()
     desc = metas.get("description") or metas.get("og:description") or metas.get("twitter:description")
     return {
-        "title": _pick_title(title_text, h1),
+        "title": _pick_title(title_text, h1s),
         "lang": lang or None,
         "description": _norm(desc) or None,
         "canonical_url": _absolute(url, canonical) if canonical else None,
@@ -282,16 +347,16 @@ def _metadata(doc, url: str) -> dict:
     }
 
 
-def _pick_title(title_text: str, h1: str) -> str:
+def _pick_title(title_text: str, h1s: list[str]) -> str:
     """<title> minus the site suffix when the prefix is clearly the page name
-    (it matches the h1); otherwise the <title>, else the h1."""
-    if title_text and h1:
+    (it matches one of the first h1s); otherwise the <title>, else the first h1."""
+    if title_text and h1s:
         for sep in _TITLE_SEPARATORS:
             if sep in title_text:
                 head = title_text.rsplit(sep, 1)[0].strip()
-                if head and head.casefold() == h1.casefold():
+                if head and any(head.casefold() == h1.casefold() for h1 in h1s):
                     return head
-    return title_text or h1
+    return title_text or next((h1 for h1 in h1s if h1), "")
 
 
 def _absolute(base: str, href: str) -> str | None:
@@ -722,13 +787,14 @@ _CHROME_CLASSES = frozenset({"sphinxsidebar", "related", "navheader", "navfooter
 
 def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generator: str | None) -> ExtractedPage:
     title = meta["title"] or (headings[0]["text"] if headings else "")
+    # JSON-LD and meta tags can carry what the tree could not (lone surrogates from JSON escapes).
     return ExtractedPage(
-        title=title,
-        markdown=md,
-        lang=meta["lang"],
-        description=meta["description"],
-        headings=headings,
-        breadcrumbs=meta["breadcrumbs"],
+        title=clean_text(title),
+        markdown=clean_text(md),
+        lang=clean_text(meta["lang"]) if meta["lang"] else None,
+        description=clean_text(meta["description"]) if meta["description"] else None,
+        headings=[{**h, "text": clean_text(h["text"])} for h in headings],
+        breadcrumbs=[clean_text(c) for c in meta["breadcrumbs"]],
         canonical_url=meta["canonical_url"],
         quality=_quality(md, degraded),
         degraded=degraded,

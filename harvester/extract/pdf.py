@@ -43,12 +43,18 @@ class PdfUnreadable(Exception):
 
 
 def is_pdf(content_type: str | None, body: bytes) -> bool:
-    """Whether a response is a PDF: by its type, or by its header when the type says nothing."""
+    """Whether a response is a PDF: by its type, or by its body whatever its type says (a PDF
+    served as ``text/html`` is still a PDF, and its bytes must not be read as text)."""
     media = (content_type or "").split(";")[0].strip().lower()
     if media in PDF_TYPES:
         return True
     # The header may follow some junk; readers look for it in the first 1,024 bytes.
-    return media in GENERIC_TYPES and b"%PDF-" in body[:1024]
+    at = body.find(b"%PDF-", 0, 1024)
+    if at < 0:
+        return False
+    # Under a type that names something else, only when no markup comes first: an HTML page may
+    # quote the header ("files start with %PDF-1.7").
+    return media in GENERIC_TYPES or b"<" not in body[:at]
 
 
 def extract_pdf(body: bytes, url: str, *, min_chars: int = 80) -> ExtractedPage:

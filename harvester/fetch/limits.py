@@ -9,7 +9,7 @@ from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddlewa
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import TextResponse
 
-from harvester.fetch.encoding import corrected_encoding
+from harvester.fetch.encoding import MIXED, clean_body, corrected_encoding
 from harvester.report.failures import failure_reason
 from harvester.signals import page_failed
 
@@ -46,10 +46,12 @@ class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
 
 class EncodingFixMiddleware:
     """Decodes a text response as UTF-8 when it was labelled with a single-byte charset but is
-    valid UTF-8, and as Windows-1252 when it was labelled UTF-8 but is not (rules in
-    ``harvester/fetch/encoding.py``), so no mojibake reaches the index.
+    valid UTF-8, and as Windows-1252 when it was labelled UTF-8 but is not (as UTF-8 with its
+    stray bytes read as Windows-1252 when most of it is UTF-8), and drops control characters
+    (NUL...) from text bodies (rules in ``harvester/fetch/encoding.py``), so no mojibake reaches the
+    index and no stray byte costs a page.
 
-    Stat: ``harvester/pages/encoding_corrected``.
+    Stats: ``harvester/pages/encoding_corrected``, ``harvester/pages/text_cleaned``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -62,9 +64,15 @@ class EncodingFixMiddleware:
     def process_response(self, request: Request, response: Response) -> Response:
         if not isinstance(response, TextResponse):
             return response
-        encoding = corrected_encoding(response.body, response.encoding)
-        if encoding is None:
+        declared = response.encoding
+        encoding = corrected_encoding(response.body, declared)
+        body = clean_body(response.body, encoding or declared)
+        if encoding is None and body is None:
             return response
-        self.crawler.stats.inc_value("harvester/pages/encoding_corrected")
-        logger.debug("%s is labelled %s but is %s", response.url, response.encoding, encoding)
-        return response.replace(encoding=encoding)
+        if encoding is not None:
+            self.crawler.stats.inc_value("harvester/pages/encoding_corrected")
+            logger.debug("%s is labelled %s but is %s", response.url, declared, encoding)
+        if body is None:
+            return response.replace(encoding=encoding)
+        self.crawler.stats.inc_value("harvester/pages/text_cleaned")
+        return response.replace(body=body, encoding="utf-8" if encoding == MIXED else encoding or declared)

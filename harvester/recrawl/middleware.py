@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
-from harvester.meta import CONDITIONAL, UNCHANGED, is_page_request
+from harvester.meta import CONDITIONAL, TEMPLATE_SAMPLE, UNCHANGED, is_page_request
 from harvester.recrawl.extension import Recrawl
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ class ConditionalRequestMiddleware:
 
     def process_request(self, request: Request) -> None:
         recrawl = self._state()
-        if recrawl is None or not is_page_request(request):
+        if recrawl is None or not is_page_request(request) or request.meta.get(TEMPLATE_SAMPLE):
             return
         recrawl.reach(request.url)
         page = recrawl.stored(request.url)
@@ -79,7 +79,7 @@ class ConditionalRequestMiddleware:
 
     def process_response(self, request: Request, response: Response) -> Response:
         recrawl = self._state()
-        if recrawl is None or not is_page_request(request):
+        if recrawl is None or not is_page_request(request) or request.meta.get(TEMPLATE_SAMPLE):
             return response
         if response.status == 304 and request.meta.get(CONDITIONAL):
             request.meta[UNCHANGED] = True

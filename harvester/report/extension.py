@@ -45,6 +45,8 @@ class RunReport:
     With the Recrawl extension, the summary has a ``recrawl`` block (new, updated, unchanged,
     deleted and pruned pages, chunks embedded and reused, the pruned URLs). ``site_profiles``
     maps each host a site profile served to the profiles' names (``harvester.sites``).
+    ``template_removals`` maps each host whose learned template removed anything to the pages it
+    cleaned and the template blocks it removed (``harvester.extract.template``).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -126,6 +128,7 @@ class RunReport:
             "peak_rss_children_mib": _peak_rss_mib(resource.RUSAGE_CHILDREN),
             **self._recrawl_summary(),
             **_site_profiles(self.crawler),
+            **template_removals(stats),
         }
 
     def _recrawl_summary(self) -> dict[str, Any]:
@@ -196,6 +199,10 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         )
         if recrawl.get("would_prune_urls"):
             lines.append(f"  dry run:        {recrawl['would_prune']} pages would be pruned (listed in the report)")
+    if summary.get("template_removals"):
+        cleaned = ", ".join(f"{host}: {n['blocks']} blocks on {n['pages']} pages"
+                            for host, n in sorted(summary["template_removals"].items()))
+        lines.append(f"  template:       {cleaned} (learned, removed)")
     if summary.get("site_profiles"):
         served = ", ".join(f"{host}: {'+'.join(names)}" for host, names in sorted(summary["site_profiles"].items()))
         lines.append(f"  site profiles:  {served}")
@@ -217,6 +224,18 @@ def dedup_figures(stats: Any, aliases: dict[str, list[str]], near: dict[str, Any
         "embeddings_saved": stats.get_value("harvester/boilerplate/embeddings_saved", 0)
         + stats.get_value("harvester/embedding/cache_hits", 0),
     }
+
+
+def template_removals(stats: Any) -> dict[str, Any]:
+    """``{"template_removals": {host: {"pages": n, "blocks": n}}}`` from the extraction middleware's
+    per-host stats, for the hosts whose learned template removed something."""
+    hosts: dict[str, dict[str, int]] = {}
+    for key, value in (stats.get_stats() or {}).items():
+        for what in ("pages", "blocks"):
+            prefix = f"harvester/template/{what}/"
+            if key.startswith(prefix):
+                hosts.setdefault(key[len(prefix):], {"pages": 0, "blocks": 0})[what] = value
+    return {"template_removals": hosts} if hosts else {}
 
 
 def _site_profiles(crawler: Any) -> dict[str, Any]:

@@ -66,6 +66,7 @@ class SiteProfile:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     download_delay: float | None = None
+    template_learning: bool = True
 
 
 def shipped_profiles() -> list[tuple[str, str]]:
@@ -149,7 +150,8 @@ def _from_settings(settings: BaseSettings) -> dict[str, Any]:
     for key, name in PROFILE_KEYS.items():
         if name is not None and settings.get(name) not in (None, ""):
             values[key] = settings.get(name)
-    for key in ("process_iframes", "fallback_enabled", "fallback_on_empty", "fallback_on_blocked"):
+    for key in ("process_iframes", "fallback_enabled", "fallback_on_empty", "fallback_on_blocked",
+                "template_learning"):
         values[key] = settings.getbool(PROFILE_KEYS[key])  # type: ignore[arg-type]
     for key in ("delay_before_return_html", "download_delay"):
         if key in values:

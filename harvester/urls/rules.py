@@ -14,19 +14,22 @@ from urllib.parse import urlsplit
 from harvester.exceptions import InvalidStartUrl
 from harvester.urls.canonical import canonical_url, page_key  # noqa: F401 (the URL rules' home)
 
-# Listings, accounts, search and generated indexes carry no documentation of their own; assets are
-# already refused by LinkExtractor's IGNORED_EXTENSIONS, these are the HTML pages that still slip in.
+# URLs that cannot be content whatever their page says: generated indexes, source listings, static
+# files, feeds, error pages, and query strings of searches, sharing and printing. Words in a path
+# ("/auth/", "/search.html", "/accounts/", "/tags/") decide nothing: a documentation page about
+# authentication or search is content, and a real login form or search page is recognised by the
+# page classifier (``harvester.extract.classify``: ``login_wall``, ``search_page``,
+# ``navigation_only``). Assets are already refused by LinkExtractor's IGNORED_EXTENSIONS.
 DEFAULT_SKIP_PATTERNS: tuple[str, ...] = (
-    r"/(log-?in|log-?out|sign-?in|sign-?up|sign-?out|register|account|auth)(/|$|\?)",
-    r"/(search|searchindex|404)(/|\.html?$|$|\?)",
-    r"[?&](q|query|search|s)=",
-    r"/(tag|tags|category|categories|author|authors|archive|archives)/",
-    r"/(genindex|py-modindex|modindex)(-[a-z]+)?\.html?$",
+    r"[?&](q|query|search|s|searchterm|keywords)=",
+    r"/(genindex|py-modindex|modindex)(-[a-z]+)?\.html?(?:[?#]|$)",
+    r"/(searchindex\.js|404\.html?)(?:[?#]|$)",
     r"/_(modules|sources|static|images)/",
     # Sphinx's downloadable files: scripts and archives, and PDFs, which are documents.
     r"/_downloads/(?![^?#]*\.pdf(?:[?#]|$))",
-    r"/(feed|rss|atom)(/|\.xml$|$)",
-    r"[?&](replytocom|share|print)=",
+    r"/(feed|rss|atom)(/|\.xml(?:[?#]|$)|$)",
+    r"[?&](replytocom|share|print|login|logout|redirect_to|return_to)=",
+    r"[?&]action=(login|logout|register|edit|history|raw)\b",
 )
 
 
