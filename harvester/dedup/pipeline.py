@@ -15,6 +15,7 @@ from harvester.dedup.detect import BoilerplateCounter, NearDuplicates, signature
 from harvester.exceptions import DuplicatePage, NearDuplicatePage
 from harvester.index.store import boilerplate_point_id
 from harvester.recrawl.extension import Recrawl
+from harvester.report.cpu import stat_key, timed_call
 from harvester.signals import chunks_superseded, page_aliased, page_near_duplicate
 
 if TYPE_CHECKING:
@@ -102,8 +103,9 @@ class DedupPipeline:
 
     async def _check_near(self, item: PageItem) -> None:
         assert self._near is not None
-        minhash = await run_in_thread(signature, item.markdown, shingle_size=self._shingle,
-                                      num_perm=self._near.num_perm)
+        minhash, cpu_ms = await run_in_thread(timed_call, signature, item.markdown, shingle_size=self._shingle,
+                                              num_perm=self._near.num_perm)
+        self._stats.inc_value(stat_key("dedup"), cpu_ms)
         match = self._near.match(minhash)
         if match is None:
             self._near.add(item.url, minhash)

@@ -22,6 +22,7 @@ from harvester.meta import DONT_EXTRACT, LINKS, RENDER_FALLBACK, RENDER_HTTP_ITE
 from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
 from harvester.render.middleware import Renderer
 from harvester.render.policy import fallback_reason
+from harvester.report.cpu import stat_key, timed_call
 from harvester.signals import page_failed, page_low_quality, page_skipped
 from harvester.sites import SiteProfiles
 from harvester.urls.canonical import canonical_url, compile_strip_params
@@ -61,7 +62,7 @@ class ExtractionMiddleware:
     ``harvester/pages/skipped/<reason>``, ``harvester/pages/failed/extraction_error``,
     ``harvester/pages/low_quality``, ``harvester/pages/degraded``,
     ``harvester/pages/generator/<name>``, ``harvester/pages/pdf``,
-    ``harvester/pages/failed/{pdf_encrypted,pdf_corrupt}``.
+    ``harvester/pages/failed/{pdf_encrypted,pdf_corrupt}``, ``harvester/cpu_ms/extraction``.
     Signals sent: ``page_skipped``, ``page_failed``, ``page_low_quality``.
     """
 
@@ -129,9 +130,10 @@ class ExtractionMiddleware:
             return await self._extract_pdf(response)
         profile = self._profiles.for_url(response.url)
         try:
-            verdict, page, no_content, frames = await run_in_thread(
-                self._classify_and_extract, response, profile.process_iframes
+            (verdict, page, no_content, frames), cpu_ms = await run_in_thread(
+                timed_call, self._classify_and_extract, response, profile.process_iframes
             )
+            stats.inc_value(stat_key("extraction"), cpu_ms)
         except Exception:
             logger.exception("Extraction failed on %s", response.url)
             stats.inc_value("harvester/pages/crawled")
@@ -141,7 +143,8 @@ class ExtractionMiddleware:
         if not rendered:
             self._renderer.learner.fetched_over_http(response.url)
         low_quality = page is not None and page.quality < self._low_quality
-        reason = fallback_reason(profile, verdict, status=response.status, rendered=rendered, low_quality=low_quality)
+        reason = fallback_reason(profile, verdict, status=response.status, rendered=rendered, low_quality=low_quality,
+                                 generator=page.generator if page is not None else None)
         if (reason is None and not rendered and profile.process_iframes and profile.render == "auto"
                 and profile.fallback_enabled and frames):
             reason = "iframes"  # frames are only read in the browser (harvester.render.frames)
