@@ -2,7 +2,7 @@
 
 import pytest
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.test import get_crawler
 
 from harvester.addon import HarvesterAddon
@@ -32,15 +32,43 @@ def crawler_with(**settings):
     return get_crawler(settings_dict={"ADDONS": {UncheckedAddon: 0}, **settings})
 
 
+def components(settings, name):
+    """A component priority dict with its base, keyed by class (the add-on names its components
+    by import path)."""
+    return {load_object(key): value for key, value in settings.get_component_priority_dict_with_base(name).items()}
+
+
 def test_addon_defaults_and_pipeline_order():
     settings = crawler_with().settings
     assert settings.getbool("ROBOTSTXT_OBEY") and settings.getbool("AUTOTHROTTLE_ENABLED")
     assert settings["USER_AGENT"].startswith("Harvester/")
     assert not settings.getbool("TELNETCONSOLE_ENABLED")
-    pipelines = settings.getwithbase("ITEM_PIPELINES")
+    pipelines = components(settings, "ITEM_PIPELINES")
     order = sorted((pipelines[c], c) for c in (DedupPipeline, ChunkingPipeline, EmbeddingPipeline, IndexPipeline))
     assert [c for _, c in order] == [DedupPipeline, ChunkingPipeline, EmbeddingPipeline, IndexPipeline]
     assert "vectors" not in settings.getlist("FEED_EXPORT_FIELDS")
+
+
+def test_what_every_command_imports_holds_no_heavy_module():
+    import subprocess
+    import sys
+
+    heavy = ["qdrant_client", "datasketch", "scipy", "torch", "sentence_transformers", "transformers", "numpy",
+             "tokenizers", "trafilatura", "markdownify", "bs4", "pypdf", "playwright", "scrapy_playwright", "grpc"]
+    # What `scrapy crawl` imports before a crawl starts: the settings, the add-on, every command
+    # module (Scrapy imports them all) and the spiders.
+    code = ("import sys, harvester.addon, harvester.settings, harvester.commands.search, harvester.commands.crawl, "
+            "harvester.spiders.site, harvester.spiders.docs, harvester.spiders.sitemap; "
+            f"print([m for m in {heavy!r} if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("key", [IndexPipeline, "harvester.index.pipeline.IndexPipeline"])
+def test_a_component_turned_off_stays_off_however_it_is_named(key):
+    settings = crawler_with(ITEM_PIPELINES={key: None}).settings
+    assert IndexPipeline not in components(settings, "ITEM_PIPELINES")
+    assert DedupPipeline in components(settings, "ITEM_PIPELINES")
 
 
 def test_user_settings_override_addon_defaults():
@@ -69,7 +97,7 @@ def test_invalid_pipeline_settings_disable_with_a_reason():
 
 def test_autothrottle_is_replaced_and_crawl_delay_works_without_it():
     crawler = crawler_with()
-    extensions = crawler.settings.getwithbase("EXTENSIONS")
+    extensions = components(crawler.settings, "EXTENSIONS")
     assert extensions[CrawlDelayThrottle] == 0
     assert build_from_crawler(CrawlDelayThrottle, crawler_with(AUTOTHROTTLE_ENABLED=False)) is not None
     with pytest.raises(NotConfigured):

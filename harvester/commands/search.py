@@ -11,9 +11,6 @@ from scrapy.exceptions import UsageError
 
 from harvester.commands import effective_settings
 from harvester.embedding.folder import ModelUnavailable
-from harvester.embedding.models import backend_options, load_backend
-from harvester.index.search import search
-from harvester.index.store import open_client
 
 if TYPE_CHECKING:
     import argparse
@@ -56,6 +53,11 @@ class Command(ScrapyCommand):
         print(json.dumps(hits, ensure_ascii=False, indent=1) if opts.json else format_hits(hits))
 
     def _search(self, query: str, k: int, collection: str | None, mode: str) -> list[dict[str, Any]]:
+        # Imported here: Scrapy imports every command module for every command, crawls included.
+        from harvester.embedding.models import backend_options, load_backend
+        from harvester.index.search import search
+        from harvester.index.store import open_client
+
         assert self.settings is not None
         settings = effective_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")

@@ -8,8 +8,10 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from datasketch import LeanMinHash, MinHash, MinHashLSH
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 _WORD = re.compile(r"\w+")
 VERSION_KEEP_FIRST = "first"
@@ -25,6 +27,9 @@ def shingles(text: str, size: int) -> set[str]:
 
 def signature(text: str, *, shingle_size: int = 5, num_perm: int = 128) -> MinHash:
     """The MinHash of ``text``'s word shingles."""
+    # Imported where used: datasketch imports scipy, which every spider (VersionRule) would pay.
+    from datasketch import MinHash
+
     minhash = MinHash(num_perm=num_perm)
     minhash.update_batch([s.encode("utf-8") for s in shingles(text, shingle_size)])
     return minhash
@@ -39,10 +44,12 @@ class NearDuplicates:
     def __init__(self, threshold: float, *, num_perm: int = 128) -> None:
         if not 0 < threshold <= 1:
             raise ValueError(f"near-duplicate threshold must be in (0, 1], got {threshold!r}")
+        from datasketch import MinHashLSH
+
         self.threshold = threshold
         self.num_perm = num_perm
         self._lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-        self._signatures: dict[str, MinHash] = {}
+        self._signatures: dict[str, Any] = {}
 
     def match(self, minhash: MinHash) -> tuple[str, float] | None:
         """The most similar earlier page at or above the threshold, with its similarity."""
@@ -55,6 +62,8 @@ class NearDuplicates:
 
     def add(self, key: str, minhash: MinHash) -> None:
         if key not in self._signatures:
+            from datasketch import LeanMinHash
+
             # Lean: the hash values only, not the permutations each MinHash carries (~1 KB a page).
             lean = LeanMinHash(minhash)
             self._lsh.insert(key, lean)
