@@ -32,11 +32,12 @@ DEFAULTS: dict[str, Any] = defaults()
 # Harvester's components are named by import path: Scrapy imports each when it builds it, so a
 # command that builds none (``scrapy list``, ``scrapy search``) and a crawl with embedding and
 # the index off never import the model, Qdrant's client or the rest.
+INDEX_PIPELINE = "harvester.index.pipeline.IndexPipeline"
 PIPELINES = (
     ("harvester.dedup.pipeline.DedupPipeline", 100),
     ("harvester.chunking.pipeline.ChunkingPipeline", 200),
     ("harvester.embedding.pipeline.EmbeddingPipeline", 300),
-    ("harvester.index.pipeline.IndexPipeline", 400),
+    (INDEX_PIPELINE, 400),
     ("harvester.dedup.pipeline.BoilerplatePipeline", 250),
 )
 
@@ -66,6 +67,10 @@ class HarvesterAddon:
         for name, value in DEFAULTS.items():
             settings.set(name, value, "addon")
         for pipeline, order in PIPELINES:
+            if pipeline == INDEX_PIPELINE and not _switched_on(settings, "HARVESTER_INDEX_ENABLED"):
+                # Scrapy imports a component to learn that it is off: Qdrant's client costs
+                # seconds of CPU and ~75 MB, which a crawl without the index need not pay.
+                continue
             add("ITEM_PIPELINES", pipeline, order)
         # Last to see a response and the first to see its output, so every request's final outcome
         # (after retries and redirects) is recorded.
@@ -92,6 +97,8 @@ class HarvesterAddon:
         settings.setdefault_in_component_priority_dict("EXTENSIONS", AutoThrottle, None)
         add("EXTENSIONS", "harvester.fetch.throttle.CrawlDelayThrottle", 0)
         add("EXTENSIONS", "harvester.report.extension.RunReport", 500)
+        # Before the crawl's threads allocate (harvester.memory).
+        add("EXTENSIONS", "harvester.memory.extension.MallocTuning", 10)
         try:
             cluster = settings.getbool("HARVESTER_CLUSTER")
         except ValueError:
@@ -124,6 +131,13 @@ def _setdefault_component(settings: BaseSettings, name: str, path: str, priority
         return
     components[path] = priority
     settings.set(name, components, settings.getpriority(name) or 0)
+
+
+def _switched_on(settings: BaseSettings, name: str) -> bool:
+    try:
+        return settings.getbool(name)
+    except ValueError:
+        return True  # check_settings names the bad value
 
 
 def _import_path(component: Any) -> str:

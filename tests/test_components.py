@@ -64,6 +64,29 @@ def test_what_every_command_imports_holds_no_heavy_module():
     assert done.stdout.strip() == "[]"
 
 
+def test_a_crawl_without_embedding_or_index_imports_neither_qdrant_nor_the_model():
+    import subprocess
+    import sys
+
+    code = ("import sys, harvester.extract.middleware, harvester.chunking.pipeline, harvester.dedup.pipeline, "
+            "harvester.recrawl.extension, harvester.report.extension, harvester.urls.middleware; "
+            "print([m for m in ('qdrant_client', 'grpc', 'torch', 'sentence_transformers', 'transformers') "
+            "if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_point_ids_are_the_stores():
+    from harvester.index import ids, store
+
+    assert ids.POINT_NAMESPACE == store.POINT_NAMESPACE
+    for url, text in (("http://h/a", "# A\n\ntext"), ("http://h/b?x=1", "caf\u00e9  \n x")):
+        assert ids.point_id(url, 3) == store.point_id(url, 3)
+        assert ids.chunk_point_id(url, text, 2) == store.chunk_point_id(url, text, 2)
+        assert ids.chunk_point_id(url, text) == store.chunk_point_id(url, text)
+        assert ids.boilerplate_point_id(text) == store.boilerplate_point_id(text)
+
+
 @pytest.mark.parametrize("key", [IndexPipeline, "harvester.index.pipeline.IndexPipeline"])
 def test_a_component_turned_off_stays_off_however_it_is_named(key):
     settings = crawler_with(ITEM_PIPELINES={key: None}).settings
@@ -199,3 +222,25 @@ def test_context_lines_shrink_when_they_would_break_the_limit():
     pieces = [TextChunk("one two three", ("Short",), 3), TextChunk("w " * 7, ("A long section heading",), 7),
               TextChunk("w " * 10, ("H",), 10)]
     assert pipeline._fit_contexts("Title", pieces) == ["Title > Short", "Title", ""]
+
+
+def test_malloc_is_tuned_unless_the_environment_or_the_setting_says_otherwise():
+    import platform
+    import subprocess
+    import sys
+
+    from harvester.memory.extension import MallocTuning
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    code = "from harvester.memory import tune_malloc; print(' '.join(tune_malloc()))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]
+    import os
+
+    env = {**os.environ, "MALLOC_ARENA_MAX": "4"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.split() == ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]
+    with pytest.raises(NotConfigured):
+        build_from_crawler(MallocTuning, crawler_with(HARVESTER_MALLOC_TUNING=False))
+    assert "harvester.memory.extension.MallocTuning" in crawler_with().settings.getdict("EXTENSIONS")

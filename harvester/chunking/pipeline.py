@@ -14,7 +14,7 @@ from harvester.chunking.context import context_line, embedding_text, heading_pat
 from harvester.embedding.folder import is_local_model
 from harvester.embedding.models import backend_options, load_backend, load_model_tokenizer
 from harvester.exceptions import NoChunks
-from harvester.index.store import chunk_point_id
+from harvester.index.ids import chunk_point_id
 from harvester.report.cpu import stat_key, timed_call
 from harvester.threads import Worker
 

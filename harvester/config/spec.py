@@ -323,6 +323,13 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_PROXY_MODE", "none", Text(words="mode"), "`none`, `fallback` (direct first, the proxy "
             "after a network error, timeout, 403, 429 or 5xx) or `proxy` (always)", "Proxies",
             env="HARVESTER_PROXY_MODE"),
+    # Memory: what a long crawl holds at its peak (bench/README.md, docs/performance.md).
+    Setting("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 1_000_000, POSITIVE, "bytes of responses held between their "
+            "download and the end of their pages' pipelines; past it, downloads wait (each waiting page holds "
+            "its parsed tree; Scrapy's default is 5 MB)", "Memory", scrapy=True),
+    Setting("HARVESTER_MALLOC_TUNING", True, Bool(), "glibc malloc: two arenas, and blocks of 1 MiB or more "
+            "given back to the system when freed (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and "
+            "`MALLOC_TRIM_THRESHOLD_` in the environment win)", "Memory"),
     # Reporting, logs and feeds.
     Setting("HARVESTER_REPORT_ENABLED", True, Bool(), "the run summary and the report file", "Reporting"),
     Setting("HARVESTER_REPORT_DIR", ".harvester/reports", Optional(Text(words="directory")), "where each run's "

@@ -13,7 +13,7 @@ from scrapy.utils.asyncio import run_in_thread
 
 from harvester.dedup.detect import BoilerplateCounter, NearDuplicates, signature, text_key
 from harvester.exceptions import DuplicatePage, NearDuplicatePage
-from harvester.index.store import boilerplate_point_id
+from harvester.index.ids import boilerplate_point_id
 from harvester.recrawl.extension import Recrawl
 from harvester.report.cpu import stat_key, timed_call
 from harvester.signals import chunks_superseded, page_aliased, page_near_duplicate

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,8 +83,9 @@ def load_embedder(name: str, device: str | None = None) -> Embedder:
     return Embedder(model=model, name=name)
 
 
-# Characters per piece a page is encoded in (see ModelTokenizer.token_starts).
+# Characters per piece a page is encoded in, and pieces per call (see ModelTokenizer.token_starts).
 _PIECE_CHARS = 2000
+_PIECES_PER_BATCH = 32
 
 
 @dataclass(frozen=True)
@@ -103,12 +105,15 @@ class ModelTokenizer:
         """Word pieces of each text, without the special tokens the model adds."""
         return [len(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
-    def token_starts(self, text: str) -> list[int]:
+    def token_starts(self, text: str) -> Sequence[int]:
         """Where each word piece of ``text`` starts (in characters), in order. Only for an
         ``additive`` tokenizer: the text is encoded in pieces cut at line ends (the tokenizer is
         much slower on one long input than on the same text in pieces of a few thousand
-        characters), which does not change its tokens."""
-        pieces, at = [], []
+        characters), which does not change its tokens; a few pieces at a time, keeping only the
+        offsets (an encoding holds ids, tokens, masks and offsets: tens of MB for a long page)."""
+        starts = array("l")
+        pieces: list[str] = []
+        at: list[int] = []
         start = 0
         while start < len(text):
             end = text.find("\n", start + _PIECE_CHARS)
@@ -116,8 +121,11 @@ class ModelTokenizer:
             pieces.append(text[start:end])
             at.append(start)
             start = end + 1
-        encodings = self.tokenizer.encode_batch(pieces, add_special_tokens=False)
-        return [offset + first for offset, encoding in zip(at, encodings) for first, _ in encoding.offsets]
+            if len(pieces) == _PIECES_PER_BATCH or start >= len(text):
+                for offset, encoding in zip(at, self.tokenizer.encode_batch(pieces, add_special_tokens=False)):
+                    starts.extend(offset + first for first, _ in encoding.offsets)
+                pieces, at = [], []
+        return starts
 
 
 @functools.lru_cache(maxsize=4)

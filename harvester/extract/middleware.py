@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.asyncio import run_in_thread
@@ -25,6 +26,7 @@ from harvester.render.policy import fallback_reason
 from harvester.report.cpu import stat_key, timed_call
 from harvester.signals import page_failed, page_low_quality, page_skipped
 from harvester.sites import SiteProfiles
+from harvester.threads import Worker
 from harvester.urls.canonical import canonical_url, compile_strip_params
 from harvester.urls.rules import content_hash, host_key, in_scope
 
@@ -80,6 +82,11 @@ class ExtractionMiddleware:
         self._low_quality = crawler.settings.getfloat("HARVESTER_LOW_QUALITY_THRESHOLD")
         self._strip = compile_strip_params(crawler.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
         self._renderer = Renderer.from_crawler(crawler)
+        # One page at a time, beside the reactor: extraction holds the interpreter lock nearly
+        # throughout, so more threads add no speed, only memory (a tree and a soup each) and CPU
+        # spent switching between them.
+        self._worker = Worker("harvester-extraction")
+        crawler.signals.connect(self._worker.close, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -130,7 +137,7 @@ class ExtractionMiddleware:
             return await self._extract_pdf(response)
         profile = self._profiles.for_url(response.url)
         try:
-            (verdict, page, no_content, frames), cpu_ms = await run_in_thread(
+            (verdict, page, no_content, frames), cpu_ms = await self._worker.run(
                 timed_call, self._classify_and_extract, response, profile.process_iframes
             )
             stats.inc_value(stat_key("extraction"), cpu_ms)

@@ -46,6 +46,9 @@ class PageLinkExtractor(LinkExtractor):
             and all(name and set(name) <= _NAME_CHARS for name in names)
         )
         self._hrefs = _href_xpath(arg_to_iter(tags), arg_to_iter(attrs)) if self._cacheable else None
+        # Without allow/deny regexes (which could match a fragment), an href's fragment changes
+        # nothing it resolves to once fragments are dropped: one answer for "page.html#a", "#b"...
+        self._drop_fragments = not (self.allow_res or self.deny_res)
         self._resolved: BoundedCache[tuple[str, str, str, str], str | None] = (
             BoundedCache(self._resolve, cache_size) if cache_size else BoundedCache(self._resolve))
 
@@ -58,9 +61,12 @@ class PageLinkExtractor(LinkExtractor):
         directory = join_key(base_url), join_key(page_url)
         strip = self.link_extractor.strip
         found: dict[str, None] = {}
+        drop_fragments = self._drop_fragments
         for href in self._hrefs(response.selector.root):
             if strip:
                 href = strip_html5_whitespace(href)
+            if drop_fragments:
+                href = without_fragment(href)
             if relative_to_page(href):
                 key = (base_url, page_url, encoding, href)
             else:
