@@ -55,7 +55,7 @@ SERVE_DIR = """
 import sys, time
 sys.path.insert(0, sys.argv[2])
 from pathlib import Path
-from tests.sitesrv import SiteServer
+from tests.servers.sitesrv import SiteServer
 with SiteServer(root=Path(sys.argv[1])) as server:
     print(server.url, flush=True)
     while True:

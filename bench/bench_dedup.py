@@ -37,8 +37,8 @@ from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
 from bench.bench_retrieval import CachedQueries  # noqa: E402
 from harvester.embedding.folder import DEFAULT_MODEL  # noqa: E402
 from harvester.embedding.models import load_embedder  # noqa: E402
-from tests.crawl import crawl  # noqa: E402
-from tests.sitesrv import Route, SiteServer  # noqa: E402
+from tests.crawl import cli_crawl as crawl  # noqa: E402
+from tests.servers.sitesrv import Route, SiteServer  # noqa: E402
 
 DEDUP_OFF = {"HARVESTER_NEAR_DUPLICATE_THRESHOLD": "0", "HARVESTER_BOILERPLATE_MODE": "off"}
 
@@ -84,22 +84,18 @@ def raw_search(client, embedder, query: str) -> list[dict[str, Any]]:  # type: i
     collapse = search_module.collapse
     search_module.collapse = lambda hits, k: hits[:k]
     try:
-        return search_module.search(client, "harvester", embedder, query, 5)
+        return search_module.search(client, "harvester", embedder, query, 5, group_by=None)
     finally:
         search_module.collapse = collapse
 
 
 def points_of(client) -> list[Any]:  # type: ignore[no-untyped-def]
-    points, offset = [], None
-    while True:
-        batch, offset = client.scroll("harvester", limit=1024, offset=offset, with_payload=True)
-        points.extend(batch)
-        if offset is None:
-            return points
+    """Every point (``id``, ``payload``) of the crawl's store."""
+    return list(client.scroll("harvester"))
 
 
 def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder, inject: bool) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    from qdrant_client import QdrantClient
+    from harvester.index.engines import open_store
 
     server_class = InjectingServer if inject else SiteServer
     with tempfile.TemporaryDirectory() as tmp, server_class(root=Path(ROOTS[corpus])) as server:
@@ -112,11 +108,11 @@ def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder, inj
         queries = [json.loads(line) for line in (work / "q.jsonl").read_text().splitlines()]
         report = result.report or {}
         stats = _stats(result.output)
-        client = QdrantClient(path=str(work / "qdrant"))
+        client = open_store(None, None, str(work / "qdrant"))
         try:
             points = points_of(client)
             texts = Counter(normalised(p.payload["page_content"]) for p in points)
-            top_repeats = sum(repeated_in_top(search_module.search(client, "harvester", embedder, q["query"], 5))
+            top_repeats = sum(repeated_in_top(search_module.search(client, "harvester", embedder, q["query"], 5, group_by=None))
                               for q in queries)
             raw_repeats = [repeated_in_top(raw_search(client, embedder, q["query"])) for q in queries]
             notice_query = "When does this version reach its end of life?"
@@ -124,7 +120,7 @@ def measure(corpus: str, settings: dict[str, str], queries_n: int, embedder, inj
                 "notice_points": sum(1 for p in points if "end of life in June 2027" in p.payload["page_content"]),
                 "notice_query_raw_top5_repeats": repeated_in_top(raw_search(client, embedder, notice_query)),
                 "notice_query_top5_repeats": repeated_in_top(
-                    search_module.search(client, "harvester", embedder, notice_query, 5)),
+                    search_module.search(client, "harvester", embedder, notice_query, 5, group_by=None)),
             } if inject else {}
         finally:
             client.close()

@@ -27,10 +27,11 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.crawl import NO_EMBEDDING, CrawlResult, crawl
-from tests.hostile import CASES, hostile_site
-from tests.sites import chain_site
-from tests.sitesrv import SiteServer
+from tests.crawl import NO_EMBEDDING, CrawlResult
+from tests.crawl import cli_crawl as crawl
+from tests.servers.hostile import CASES, hostile_site
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import SiteServer
 
 MIB = 1024 * 1024
 SETTINGS = {**NO_EMBEDDING, "DOWNLOAD_TIMEOUT": "4", "RETRY_TIMES": "0", "HARVESTER_CRAWL_DELAY_ENABLED": "0",

@@ -55,8 +55,9 @@ def url_path(url: str) -> str:
 
 def crawl_chunks(workdir: Path) -> tuple[list[str], list[str], Path]:
     """Chunk texts (context + text) and their pages' URL paths, and the feed file."""
-    from tests.crawl import NO_EMBEDDING, crawl
-    from tests.sitesrv import SiteServer
+    from tests.crawl import NO_EMBEDDING
+    from tests.crawl import cli_crawl as crawl
+    from tests.servers.sitesrv import SiteServer
 
     feed = workdir / "pages.jsonl"
     if feed.is_file():  # --workdir reuse

@@ -26,8 +26,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from harvester.chunking.context import embedding_text  # noqa: E402
-from tests.crawl import NO_EMBEDDING, crawl  # noqa: E402
-from tests.sitesrv import SiteServer  # noqa: E402
+from tests.crawl import NO_EMBEDDING  # noqa: E402
+from tests.crawl import cli_crawl as crawl  # noqa: E402
+from tests.servers.sitesrv import SiteServer  # noqa: E402
 
 ROOTS = {
     "flask": "/usr/share/doc/python-flask-doc/html",

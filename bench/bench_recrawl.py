@@ -30,8 +30,8 @@ sys.path.insert(0, str(REPO))
 
 from bench.bench_pipeline import ROOTS  # noqa: E402
 from tests.conftest import qdrant_points  # noqa: E402
-from tests.crawl import crawl  # noqa: E402
-from tests.sitesrv import SiteServer  # noqa: E402
+from tests.crawl import cli_crawl as crawl  # noqa: E402
+from tests.servers.sitesrv import SiteServer  # noqa: E402
 
 
 def timed_crawl(spider: str, url: str, work: Path) -> dict[str, object]:

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.crawl import NO_EMBEDDING, scrapy_env  # noqa: E402
-from tests.sitesrv import Route, SiteServer  # noqa: E402
+from tests.servers.sitesrv import Route, SiteServer  # noqa: E402
 
 BROWSER_ARGS = json.dumps(["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"])
 PROSE = ("Harvester turns documentation into a searchable index. This paragraph gives each page "

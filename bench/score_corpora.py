@@ -20,9 +20,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
-from tests.crawl import NO_EMBEDDING, crawl  # noqa: E402
-from tests.sites import sitemap_index  # noqa: E402
-from tests.sitesrv import SiteServer  # noqa: E402
+from tests.crawl import NO_EMBEDDING  # noqa: E402
+from tests.crawl import cli_crawl as crawl  # noqa: E402
+from tests.servers.sites import sitemap_index  # noqa: E402
+from tests.servers.sitesrv import SiteServer  # noqa: E402
 
 COLUMNS = ("coverage", "recall_med", "recall_p10", "precision_med", "code", "headings", "tables", "leakage",
            "junk", "pages_s")

@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = defaults()
 INDEX_PIPELINE = "harvester.index.pipeline.IndexPipeline"
 PIPELINES = (
     ("harvester.dedup.pipeline.DedupPipeline", 100),
+    ("harvester.dedup.pipeline.AggregatePipeline", 150),
     ("harvester.chunking.pipeline.ChunkingPipeline", 200),
     ("harvester.embedding.pipeline.EmbeddingPipeline", 300),
     (INDEX_PIPELINE, 400),

@@ -13,6 +13,10 @@ class NearDuplicatePage(DropItem):
     """The page nearly repeats a page already stored (``HARVESTER_NEAR_DUPLICATE_MODE=drop``)."""
 
 
+class AggregatePage(DropItem):
+    """The page repeats the content of several pages already stored (``harvester.dedup.aggregate``)."""
+
+
 class NoChunks(DropItem):
     """Chunking left nothing to embed (the page's Markdown was whitespace or markup only)."""
 

@@ -7,7 +7,7 @@ Scrapy maps no environment variables onto settings.
 
 import os
 
-from harvester.config.spec import ENVIRONMENT as _ENVIRONMENT
+from harvester.config.spec import environment_settings as _environment_settings
 
 BOT_NAME = "harvester"
 SPIDER_MODULES = ["harvester.spiders"]
@@ -15,6 +15,4 @@ NEWSPIDER_MODULE = "harvester.spiders"
 COMMANDS_MODULE = "harvester.commands"
 ADDONS = {"harvester.addon.HarvesterAddon": 0}
 
-for _variable, _setting in _ENVIRONMENT.items():
-    if os.environ.get(_variable):
-        globals()[_setting] = os.environ[_variable]
+globals().update(_environment_settings(os.environ))

@@ -5,6 +5,8 @@
 ``page_low_quality(url, quality)``: a page was stored, but its extraction scored low.
 ``page_aliased(url, alias)``: ``alias`` serves the same content as the stored page ``url``.
 ``page_near_duplicate(url, original, similarity)``: ``url`` nearly repeats the page ``original``.
+``page_aggregate(url)``: the stored page ``url`` was found to be an aggregate of later pages; the
+index deletes its points.
 ``chunks_superseded(ids)``: stored chunk points that boilerplate now covers; the index deletes them.
 ``host_refused(host, reason)``: the SSRF guard refused a host (sent once per host).
 ``pages_indexed(items)``: the index pipeline wrote these pages' points to Qdrant.
@@ -16,5 +18,6 @@ page_low_quality = object()
 page_aliased = object()
 page_near_duplicate = object()
 chunks_superseded = object()
+page_aggregate = object()
 host_refused = object()
 pages_indexed = object()

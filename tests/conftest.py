@@ -2,12 +2,25 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.inprocess import REACTOR, install_reactor
+
+if TYPE_CHECKING:
+    from tests.servers.sitesrv import SiteServer
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# In-process crawls (tests/crawl.py) run on Scrapy's default reactor, which must be installed
+# before anything imports twisted.internet.reactor.
+install_reactor()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    REACTOR.stop()
 
 REPO = Path(__file__).resolve().parent.parent
 EVAL_DIR = REPO.parent / "shared" / "eval"
@@ -33,6 +46,67 @@ def truth_pages(corpus: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
+def doc_sites() -> Iterator[Callable[[str], SiteServer]]:
+    """``doc_sites("flask")``: Debian's documentation of a corpus served on loopback, one server per
+    corpus for the whole session. Shared: tests only read it (no routes added, no log asserted)."""
+    from tests.servers.sitesrv import SiteServer
+
+    servers: dict[str, SiteServer] = {}
+
+    def serve(corpus: str) -> SiteServer:
+        if corpus not in servers:
+            servers[corpus] = SiteServer(root=doc_root(corpus)).__enter__()
+        return servers[corpus]
+
+    yield serve
+    for server in servers.values():
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def eval_sites() -> Iterator[Callable[..., str]]:
+    """``eval_sites("requests", "--js-only")``: the public scorer's own server (../shared/eval/serve.py)
+    for a corpus, started once per session and set of options; its base URL."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.servers.proxysrv import _accepts, free_port
+
+    started: dict[tuple[str, ...], tuple[subprocess.Popen[bytes], str]] = {}
+
+    def serve(corpus: str, *options: str) -> str:
+        key = (corpus, *options)
+        if key not in started:
+            doc_root(corpus)
+            if not (EVAL_DIR / "serve.py").exists():
+                pytest.skip(f"the public scorer is missing at {EVAL_DIR}")
+            port = free_port()
+            process = subprocess.Popen([sys.executable, str(EVAL_DIR / "serve.py"), corpus, "--port", str(port),
+                                        *options, "--quiet"])
+            started[key] = (process, f"http://127.0.0.1:{port}/")
+            deadline = time.monotonic() + 30
+            while not _accepts("127.0.0.1", port):
+                assert time.monotonic() < deadline and process.poll() is None, "serve.py did not start"
+                time.sleep(0.2)
+        return started[key][1]
+
+    yield serve
+    for process, _ in started.values():
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The folder of a small deterministic embedder (tests/tinymodel.py), for
+    ``HARVESTER_EMBEDDING_MODEL`` in tests that are not about vectors."""
+    from tests.tinymodel import build_tiny_model
+
+    return str(build_tiny_model(tmp_path_factory.mktemp("models") / "tiny-minilm"))
+
+
+@pytest.fixture(scope="session")
 def tokenizer() -> Any:
     from harvester.embedding.models import load_embedder
 
@@ -51,17 +125,12 @@ def score_feed(corpus: str, feed: Path, *extra: str) -> dict[str, Any]:
     return json.loads([line for line in process.stdout.splitlines() if line.startswith("{")][-1])
 
 
-def qdrant_points(path: Path, collection: str = "harvester") -> list[Any]:
-    """Every point of a local Qdrant store (opened after the crawl process has exited)."""
-    from qdrant_client import QdrantClient
+def qdrant_points(path: Path, collection: str = "harvester", engine: str = "edge") -> list[Any]:
+    """Every point of an embedded store (``engine``: ``edge`` or ``local``) with ``id`` and ``payload``."""
+    from harvester.index.engines import open_store
 
-    client = QdrantClient(path=str(path))
+    store = open_store(None, None, str(path), engine, wait=30)
     try:
-        points, offset = [], None
-        while True:
-            batch, offset = client.scroll(collection, limit=512, offset=offset, with_payload=True)
-            points.extend(batch)
-            if offset is None:
-                return points
+        return list(store.scroll(collection))
     finally:
-        client.close()
+        store.close()

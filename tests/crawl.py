@@ -1,4 +1,6 @@
-"""Run the real ``scrapy`` commands in a subprocess, as a user would, with isolated storage."""
+"""Crawls for tests, with isolated storage: ``crawl`` runs one in the test process (tests/inprocess.py),
+exactly as ``scrapy crawl`` would; ``cli_crawl`` and ``run_scrapy`` run the real ``scrapy`` command in a
+subprocess, for what only a process shows (exit codes of the command line, signals, memory, Scrapyd)."""
 
 from __future__ import annotations
 
@@ -48,20 +50,49 @@ def run_scrapy(args: list[str], workdir: Path, timeout: float = 600, **env: str)
     )
 
 
-def crawl(spider: str, start: str, workdir: Path, *, settings: dict[str, Any] | None = None,
-          args: dict[str, Any] | None = None, feed: str = "pages.jsonl", timeout: float = 600) -> CrawlResult:
-    """``scrapy crawl SPIDER -a start=START -O workdir/feed`` with ``-s`` settings and ``-a`` args."""
-    command = ["crawl", spider, "-a", f"start={start}", "-O", str(workdir / feed)]
-    for name, value in (args or {}).items():
-        command += ["-a", f"{name}={value}"]
-    for name, value in (settings or {}).items():
-        command += ["-s", f"{name}={value}"]
-    process = run_scrapy(command, workdir, timeout=timeout)
-    feed_path = workdir / feed
+def scrapy_command(args: list[str], workdir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``run_scrapy`` for commands that start no crawler (``search``), run in this process."""
+    from tests.inprocess import run_command
+
+    returncode, stdout, stderr = run_command(args, scrapy_env(workdir, **env))
+    return subprocess.CompletedProcess(["scrapy", *args], returncode, stdout, stderr)
+
+
+def _command(spider: str, start: str, workdir: Path, settings: dict[str, Any] | None,
+             args: dict[str, Any] | None, feed: str) -> tuple[dict[str, Any], dict[str, Any], Path]:
+    spargs = {"start": start, **{name: str(value) for name, value in (args or {}).items()}}
+    return spargs, {name: str(value) for name, value in (settings or {}).items()}, workdir / feed
+
+
+def _result(spider: str, workdir: Path, feed_path: Path, returncode: int, output: str) -> CrawlResult:
     items = [json.loads(line) for line in feed_path.read_text().splitlines()] if feed_path.exists() else []
     reports = sorted((workdir / "reports").glob(f"{spider}-*.json"))
     report = json.loads(reports[-1].read_text()) if reports else None
-    return CrawlResult(process.returncode, process.stdout + process.stderr, items, report)
+    return CrawlResult(returncode, output, items, report)
+
+
+def crawl(spider: str, start: str, workdir: Path, *, settings: dict[str, Any] | None = None,
+          args: dict[str, Any] | None = None, feed: str = "pages.jsonl", timeout: float = 600) -> CrawlResult:
+    """``scrapy crawl SPIDER -a start=START -O workdir/feed`` with ``-s`` settings and ``-a`` args,
+    run in this process: its exit status, log and ``harvester: error:`` line, feed and run report."""
+    from tests.inprocess import run_crawl
+
+    spargs, options, feed_path = _command(spider, start, workdir, settings, args, feed)
+    returncode, output = run_crawl(spider, scrapy_env(workdir), options, spargs, [str(feed_path)], timeout)
+    return _result(spider, workdir, feed_path, returncode, output)
+
+
+def cli_crawl(spider: str, start: str, workdir: Path, *, settings: dict[str, Any] | None = None,
+              args: dict[str, Any] | None = None, feed: str = "pages.jsonl", timeout: float = 600) -> CrawlResult:
+    """``crawl``, run as the real ``scrapy crawl`` command in a subprocess."""
+    spargs, options, feed_path = _command(spider, start, workdir, settings, args, feed)
+    command = ["crawl", spider, "-O", str(feed_path)]
+    for name, value in spargs.items():
+        command += ["-a", f"{name}={value}"]
+    for name, value in options.items():
+        command += ["-s", f"{name}={value}"]
+    process = run_scrapy(command, workdir, timeout=timeout)
+    return _result(spider, workdir, feed_path, process.returncode, process.stdout + process.stderr)
 
 
 NO_EMBEDDING = {"HARVESTER_EMBEDDING_ENABLED": "0", "HARVESTER_INDEX_ENABLED": "0"}

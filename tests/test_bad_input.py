@@ -7,9 +7,10 @@ import socket
 import pytest
 from qdrant_client import QdrantClient, models
 
+from harvester.index.engines import open_store
 from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
-from tests.sites import chain_site
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import Route, SiteServer
 
 
 def error_lines(output: str) -> list[str]:
@@ -33,6 +34,7 @@ def test_bad_start_url(tmp_path, start, words):
     assert_clean_failure(crawl("docs", start, tmp_path), words, exitcode=2)
 
 
+@pytest.mark.cli
 def test_missing_start_and_bad_arguments(tmp_path):
     process = run_scrapy(["crawl", "site"], tmp_path)
     assert process.returncode == 2 and "no start URL" in process.stderr
@@ -52,9 +54,12 @@ def test_missing_start_and_bad_arguments(tmp_path):
      ("HARVESTER_LOW_QUALITY_THRESHOLD=2", "between 0 and 1")],
 )
 def test_wrong_settings(tmp_path, setting, words):
-    process = run_scrapy(["crawl", "docs", "-a", "start=http://127.0.0.1:1/", "-s", setting], tmp_path)
-    assert process.returncode == 2, process.stderr
-    assert "harvester: error: invalid setting" in process.stderr and words in process.stderr
+    # In-process: the crawl command's checks and exit status are the harness's (crawl_refusal);
+    # test_missing_start_and_bad_arguments and test_guard.py run the real command.
+    name, value = setting.split("=", 1)
+    result = crawl("docs", "http://127.0.0.1:1/", tmp_path, settings={name: value})
+    assert result.returncode == 2, result.output
+    assert "harvester: error: invalid setting" in result.output and words in result.output
 
 
 @pytest.mark.e2e
@@ -92,14 +97,27 @@ def test_malformed_sitemap(tmp_path, body):
 
 @pytest.mark.e2e
 def test_collection_with_another_vector_size(tmp_path):
+    store = open_store(None, None, str(tmp_path / "qdrant"))
+    store.ensure_collection("harvester", "all-MiniLM-L6-v2", 3)
+    store.close()
+    with SiteServer(routes=chain_site()) as server:
+        result = crawl("docs", server.url + "docs/p1.html", tmp_path)
+        requested = server.paths()
+    assert_clean_failure(result, "stores 3-dimensional", exitcode=1)
+    assert not [p for p in requested if p.startswith("/docs/")], "no page is fetched when the index is unusable"
+
+
+@pytest.mark.e2e
+def test_collection_in_the_old_local_mode_format_is_named_with_the_way_out(tmp_path):
     client = QdrantClient(path=str(tmp_path / "qdrant"))
     client.create_collection(
-        "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=3, distance=models.Distance.COSINE)},
+        "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=384, distance=models.Distance.COSINE)},
         sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)},
     )
     client.close()
     with SiteServer(routes=chain_site()) as server:
         result = crawl("docs", server.url + "docs/p1.html", tmp_path)
         requested = server.paths()
-    assert_clean_failure(result, "stores 3-dimensional", exitcode=1)
-    assert not [p for p in requested if p.startswith("/docs/")], "no page is fetched when the index is unusable"
+    assert_clean_failure(result, "in qdrant-client's local-mode format", exitcode=1)
+    assert "scrapy export --from-engine local --to-edge" in result.output
+    assert not [p for p in requested if p.startswith("/docs/")]

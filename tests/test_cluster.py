@@ -9,7 +9,7 @@ from scrapy.settings import Settings
 
 from harvester.addon import HarvesterAddon
 from harvester.config.checks import InvalidSettings, check_settings
-from tests.redisrv import redis_server  # noqa: F401 (fixture)
+from tests.servers.redisrv import redis_server  # noqa: F401 (fixture)
 
 pytest.importorskip("scrapy_redis", reason="the cluster extra is not installed")
 

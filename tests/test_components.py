@@ -54,11 +54,14 @@ def test_what_every_command_imports_holds_no_heavy_module():
     import sys
 
     heavy = ["qdrant_client", "datasketch", "scipy", "torch", "sentence_transformers", "transformers", "numpy",
-             "tokenizers", "trafilatura", "markdownify", "bs4", "pypdf", "playwright", "scrapy_playwright", "grpc"]
+             "tokenizers", "trafilatura", "markdownify", "bs4", "pypdf", "playwright", "scrapy_playwright", "grpc",
+             "qdrant_edge", "onnxruntime", "mcp"]
     # What `scrapy crawl` imports before a crawl starts: the settings, the add-on, every command
     # module (Scrapy imports them all) and the spiders.
-    code = ("import sys, harvester.addon, harvester.settings, harvester.commands.search, harvester.commands.crawl, "
+    code = ("import sys, importlib, pkgutil, harvester.addon, harvester.settings, harvester.commands, "
             "harvester.spiders.site, harvester.spiders.docs, harvester.spiders.sitemap; "
+            "[importlib.import_module(f'harvester.commands.{m.name}') "
+            "for m in pkgutil.iter_modules(harvester.commands.__path__)]; "
             f"print([m for m in {heavy!r} if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
@@ -202,7 +205,7 @@ def test_collection_is_created_once_and_checked_against_the_model(tmp_path):
     try:
         client.create_collection("old", vectors_config={"model-a": models.VectorParams(
             size=8, distance=models.Distance.COSINE)})
-        with pytest.raises(CollectionMismatch, match="no 'bm25' sparse vector"):
+        with pytest.raises(CollectionMismatch, match="no 'bm25-en' sparse vector"):
             ensure_collection(client, "old", "model-a", 8)
         assert ensure_collection(client, "c", "model-a", 8) is True
         assert ensure_collection(client, "c", "model-a", 8) is False
@@ -212,6 +215,23 @@ def test_collection_is_created_once_and_checked_against_the_model(tmp_path):
             ensure_collection(client, "c", "model-b", 8)
     finally:
         client.close()
+
+
+def test_embedded_collection_is_created_once_and_checked_against_the_model(tmp_path):
+    from harvester.index.engines import open_store
+    from harvester.index.store import CollectionMismatch
+
+    store = open_store(None, None, str(tmp_path / "q"))
+    try:
+        assert store.ensure_collection("c", "model-a", 8) is True
+        assert store.ensure_collection("c", "model-a", 8) is False
+        with pytest.raises(CollectionMismatch, match="stores 8-dimensional"):
+            store.ensure_collection("c", "model-a", 16)
+        with pytest.raises(CollectionMismatch, match="no vector named 'model-b'"):
+            store.ensure_collection("c", "model-b", 8)
+        assert store.collections() == ["c"]
+    finally:
+        store.close()
 
 
 def test_context_lines_shrink_when_they_would_break_the_limit():

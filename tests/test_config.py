@@ -45,6 +45,7 @@ def test_defaults_env_and_profile_keys_come_from_the_spec() -> None:
     assert set(CHECKS) == set(PROFILE_KEYS)
 
 
+@pytest.mark.cli
 def test_environment_variables_reach_the_settings() -> None:
     code = ("from scrapy.utils.project import get_project_settings; s = get_project_settings(); "
             "print(s['HARVESTER_EMBEDDING_BACKEND'], s['LOG_LEVEL'], s['HARVESTER_RENDER'])")
@@ -121,6 +122,7 @@ class Probe(scrapy.Spider):
 """
 
 
+@pytest.mark.cli
 def test_runspider_refuses_a_bad_setting_with_exit_2(tmp_path: Path) -> None:
     spider = tmp_path / "probe.py"
     spider.write_text(SPIDER)
@@ -133,6 +135,7 @@ def test_runspider_refuses_a_bad_setting_with_exit_2(tmp_path: Path) -> None:
     assert "Traceback" not in process.stderr
 
 
+@pytest.mark.cli
 def test_a_script_with_the_addon_is_checked_too(tmp_path: Path) -> None:
     script = tmp_path / "run.py"
     script.write_text(SPIDER + textwrap.dedent("""

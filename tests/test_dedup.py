@@ -36,7 +36,7 @@ from harvester.urls.canonical import (
     path_form,
 )
 from harvester.urls.fingerprint import CanonicalRequestFingerprinter
-from tests.sites import _API_WORDS
+from tests.servers.sites import _API_WORDS
 
 
 @pytest.mark.parametrize(

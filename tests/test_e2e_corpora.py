@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import doc_root, score_feed, truth_pages
+from tests.conftest import score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.sitesrv import SiteServer
 
 pytestmark = pytest.mark.e2e
 
@@ -17,10 +16,10 @@ MAX_LEAKAGE = 0.01
 
 
 @pytest.mark.parametrize("corpus", ["flask", "requests", "scrapy"])
-def test_fidelity_floors_hold(corpus, tmp_path):
+def test_fidelity_floors_hold(corpus, tmp_path, doc_sites):
     truth_pages(corpus)
-    with SiteServer(root=doc_root(corpus)) as server:
-        result = crawl("site", server.url, tmp_path, settings=NO_EMBEDDING)
+    server = doc_sites(corpus)
+    result = crawl("site", server.url, tmp_path, settings=NO_EMBEDDING)
     assert result.returncode == 0, result.output[-3000:]
     figures = score_feed(corpus, tmp_path / "pages.jsonl")
     measured = {

@@ -10,8 +10,8 @@ import pytest
 from harvester.index.store import boilerplate_point_id
 from tests.conftest import qdrant_points
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.sites import DEDUP_ADMONITION, dedup_site
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import DEDUP_ADMONITION, dedup_site
+from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 

@@ -13,11 +13,12 @@ import pytest
 
 from harvester.chunking.context import embedding_text
 from tests.conftest import doc_root, qdrant_points, score_feed, truth_pages
-from tests.crawl import NO_EMBEDDING, crawl, run_scrapy
-from tests.sites import sitemap_index
-from tests.sitesrv import Route, SiteServer
+from tests.crawl import NO_EMBEDDING, crawl, run_scrapy, scrapy_command
+from tests.servers.sites import sitemap_index
+from tests.servers.sitesrv import Route, SiteServer
 
-pytestmark = pytest.mark.e2e
+# The whole Flask docs through the real model: minutes on two cores, in the first test's setup.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 DISALLOWED = "/patterns/"
 MODEL_MAX_SEQ_LENGTH = 256
@@ -100,17 +101,19 @@ def test_no_chunk_exceeds_the_model_limit_and_code_blocks_stay_whole(docs_crawl,
 )
 def test_search_returns_the_right_page(docs_crawl, query, page):
     _, workdir, _ = docs_crawl
-    process = run_scrapy(["search", "--json", "-k", "5", query], workdir, timeout=120)
+    process = scrapy_command(["search", "--json", "-k", "5", query], workdir)
     assert process.returncode == 0, process.stderr
     hits = json.loads(process.stdout)
     assert len(hits) == 5 and {"url", "title", "score", "text", "heading_path"} <= set(hits[0])
     assert page in [re.sub(r"^http://[^/]+", "", hit["url"]) for hit in hits], [h["url"] for h in hits]
 
 
+@pytest.mark.cli
 def test_search_prints_readable_results_and_fails_clearly_without_a_collection(docs_crawl, tmp_path):
     _, workdir, _ = docs_crawl
-    process = run_scrapy(["search", "blueprint"], workdir, timeout=120)
+    process = scrapy_command(["search", "blueprint"], workdir)
     assert process.returncode == 0 and process.stdout.startswith("1. [")
+    # The real command: its exit status and its error on stderr.
     missing = run_scrapy(["search", "--collection", "nothing", "blueprint"], workdir, timeout=120)
     assert missing.returncode == 1 and "no collection 'nothing'" in missing.stderr
 
@@ -127,12 +130,40 @@ def test_each_spider_covers_the_flask_docs(spider, tmp_path):
 
 
 @pytest.mark.parametrize("spider", ["site", "sitemap"])
-def test_site_and_sitemap_spiders_through_every_pipeline(spider, tmp_path):
+def test_site_and_sitemap_spiders_through_every_pipeline(spider, tmp_path, tiny_model):
+    # Not about vectors (docs_crawl and the search tests are): the small model.
     with flask_server(f"User-agent: *\nDisallow: {DISALLOWED}\n") as server:
-        result = crawl(spider, server.url, tmp_path, args={"max_pages": 8})
+        result = crawl(spider, server.url, tmp_path, args={"max_pages": 8},
+                       settings={"HARVESTER_EMBEDDING_MODEL": tiny_model})
         requested = server.paths()
     assert result.returncode == 0, result.output[-3000:]
     assert 5 <= len(result.items) <= 8
     assert not [path for path in requested if path.startswith(DISALLOWED)]
     points = qdrant_points(tmp_path / "qdrant")
     assert {p.id for p in points} == {c["id"] for item in result.items for c in item["chunks"]}
+
+
+def test_search_groups_results_by_page_unless_asked_for_chunks(docs_crawl):
+    _, workdir, _ = docs_crawl
+    query = "keep visitors who have not signed in away from a view"
+    pages = json.loads(run_scrapy(["search", "--json", "-k", "5", query], workdir, timeout=120).stdout)
+    urls = [hit["url"] for hit in pages]
+    assert len(urls) == len(set(urls)) == 5 and all(hit["matches"] >= 1 for hit in pages)
+    chunks = json.loads(run_scrapy(["search", "--json", "-k", "8", "--group-by", "chunk", query], workdir,
+                                   timeout=120).stdout)
+    assert len(chunks) == 8 and "matches" not in chunks[0]
+    assert len({hit["text"] for hit in chunks}) == 8
+
+
+def test_search_refuses_a_collection_of_the_old_lexical_encoding(tmp_path):
+    from qdrant_client import QdrantClient, models
+
+    client = QdrantClient(path=str(tmp_path / "qdrant"))
+    client.create_collection(
+        "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=384, distance=models.Distance.COSINE)},
+        sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
+    client.close()
+    process = run_scrapy(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "blueprint"], tmp_path, timeout=120)
+    assert process.returncode == 1 and "older lexical encoding" in process.stderr and "Re-crawl" in process.stderr
+    dense = run_scrapy(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "--dense", "blueprint"], tmp_path, timeout=120)
+    assert dense.returncode == 0 and dense.stdout.strip() == "No results."

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.crawl import NO_EMBEDDING, REPO, crawl, scrapy_env
-from tests.sites import doc_page
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import doc_page
+from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +32,7 @@ NO_OFFSITE = '{"scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": null}'
 
 
 def stub_settings(**extra: str) -> dict[str, str]:
-    return {"TWISTED_DNS_RESOLVER": "tests.stubdns.StubGuardedResolver", **NO_EMBEDDING, **extra}
+    return {"TWISTED_DNS_RESOLVER": "tests.servers.stubdns.StubGuardedResolver", **NO_EMBEDDING, **extra}
 
 
 @pytest.fixture
@@ -146,6 +146,7 @@ def socket_inodes(pid: int) -> set[str]:
     return inodes
 
 
+@pytest.mark.cli
 def test_a_crawl_opens_no_listening_port(tmp_path: Path) -> None:
     """Telnet console and remote control are off: while a crawl runs, it listens on nothing."""
     if not Path("/proc/net/tcp").exists():

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.crawl import NO_EMBEDDING, CrawlResult, crawl
-from tests.hostile import ACCENTED, hostile_site
-from tests.sites import chain_site
-from tests.sitesrv import Hit, SiteServer
+from tests.crawl import NO_EMBEDDING, CrawlResult, cli_crawl, crawl
+from tests.servers.hostile import ACCENTED, hostile_site
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import Hit, SiteServer
 
 pytestmark = pytest.mark.e2e
 
@@ -34,10 +34,12 @@ def stat(output: str, name: str) -> int:
 def hostile_crawl(workdir: Path, **settings: str) -> tuple[list[Hit], CrawlResult, str]:
     routes, dynamic = hostile_site()
     with SiteServer(routes=routes, dynamic=dynamic) as server:
-        result = crawl("site", server.url + "docs/", workdir, settings={**SETTINGS, **settings})
+        # A process of its own: its peak memory is the crawl's alone.
+        result = cli_crawl("site", server.url + "docs/", workdir, settings={**SETTINGS, **settings})
         return list(server.log), result, server.url
 
 
+@pytest.mark.cli
 def test_a_hostile_site_is_crawled_to_the_end_with_bounded_memory(tmp_path: Path) -> None:
     hits, result, base = hostile_crawl(tmp_path)
     paths = [hit.path for hit in hits]

@@ -9,15 +9,11 @@ browser, follow the links the browser shows, and extract as well as from the pla
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
-import time
 
 import pytest
 
-from tests.conftest import EVAL_DIR, doc_root, score_feed, truth_pages
+from tests.conftest import score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.proxysrv import _accepts, free_port
 from tests.test_e2e_render import stats
 
 pytestmark = pytest.mark.e2e
@@ -26,27 +22,15 @@ pytestmark = pytest.mark.e2e
 FLOORS = {"recall_med": 0.98, "precision_med": 0.98, "code": 0.99, "headings": 0.98}
 
 
-def test_a_javascript_only_docs_site_is_rendered_and_extracted_as_well_as_the_plain_one(tmp_path):
+def test_a_javascript_only_docs_site_is_rendered_and_extracted_as_well_as_the_plain_one(tmp_path, eval_sites):
     if shutil.which("chromium") is None:
         pytest.skip("Debian's chromium is not installed (scripts/bootstrap.sh --test)")
     corpus = "requests"
-    doc_root(corpus)
     truth = truth_pages(corpus)
-    port = free_port()
-    server = subprocess.Popen([sys.executable, str(EVAL_DIR / "serve.py"), corpus, "--port", str(port),
-                               "--js-only", "--quiet"])
-    try:
-        deadline = time.monotonic() + 30
-        while not _accepts("127.0.0.1", port):
-            assert time.monotonic() < deadline and server.poll() is None, "serve.py did not start"
-            time.sleep(0.2)
-        # Two at a time, so most pages are requested after the host has learned it needs the
-        # browser (with more, the index page's links would all be fetched over HTTP at once).
-        result = crawl("site", f"http://127.0.0.1:{port}/", tmp_path,
-                       settings={**NO_EMBEDDING, "CONCURRENT_REQUESTS": "2"})
-    finally:
-        server.terminate()
-        server.wait(10)
+    url = eval_sites(corpus, "--js-only")
+    # Two at a time, so most pages are requested after the host has learned it needs the
+    # browser (with more, the index page's links would all be fetched over HTTP at once).
+    result = crawl("site", url, tmp_path, settings={**NO_EMBEDDING, "CONCURRENT_REQUESTS": "2"})
     assert result.returncode == 0, result.output[-3000:]
     pages = [item for item in result.items if item.get("markdown")]
     # Every page was a shell over HTTP: the links it holds only exist once rendered.

@@ -10,9 +10,9 @@ import pytest
 
 from tests.conftest import qdrant_points
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.pdfgen import MANUAL_PAGES, encrypted_pdf, make_pdf
-from tests.sites import doc_page
-from tests.sitesrv import Route, SiteServer
+from tests.servers.pdfgen import MANUAL_PAGES, encrypted_pdf, make_pdf
+from tests.servers.sites import doc_page
+from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 

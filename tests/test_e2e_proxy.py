@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from tests.crawl import NO_EMBEDDING, CrawlResult, crawl
-from tests.proxysrv import ProxyServer, self_signed
-from tests.sites import doc_page
-from tests.sitesrv import RESET, Route, SiteServer
+from tests.servers.proxysrv import ProxyServer, self_signed
+from tests.servers.sites import doc_page
+from tests.servers.sitesrv import RESET, Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 
@@ -103,7 +103,7 @@ def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ViaSiteServer, Si
 
 def proxy_crawl(site: SiteServer, workdir: Path, **settings: str) -> CrawlResult:
     return crawl("docs", site.url + "docs/", workdir, settings={
-        "TWISTED_DNS_RESOLVER": "tests.stubdns.StubGuardedResolver",
+        "TWISTED_DNS_RESOLVER": "tests.servers.stubdns.StubGuardedResolver",
         # The site's port only: the proxies, and the local GuardProxy of the socks5 mode, are
         # trusted as the configured proxy, not by this list.
         "HARVESTER_ALLOWED_HOSTS": f"127.0.0.1:{site.port}",

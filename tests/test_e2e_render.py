@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import qdrant_points
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = [
     pytest.mark.e2e,
@@ -322,7 +322,7 @@ def test_failed_and_oversized_renders_close_their_pages(mixed_crawl) -> None:
 
 
 def test_in_proxy_mode_the_browser_goes_through_the_guard_proxy_to_the_upstream(tmp_path: Path) -> None:
-    from tests.proxysrv import ProxyServer
+    from tests.servers.proxysrv import ProxyServer
 
     routes = {
         "/": page("Home", f'<main><h1>Home</h1><p>{PROSE}</p><a href="/shell.html">shell</a></main>'),

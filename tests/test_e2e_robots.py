@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.sites import robots_site
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import robots_site
+from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 

@@ -17,9 +17,9 @@ import pytest
 
 from tests.conftest import qdrant_points
 from tests.crawl import REPO
-from tests.redisrv import free_port
-from tests.sites import chain_site
-from tests.sitesrv import SiteServer
+from tests.servers.redisrv import free_port
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import SiteServer
 
 BIN = Path(sys.executable).parent
 # Imports harvester the way a Scrapyd job does: the runner activates the deployed egg first.
@@ -29,10 +29,10 @@ with project_environment("harvester"):
     import harvester.settings
     print(harvester.__file__)
 """
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.cli, pytest.mark.skipif(
     not (BIN / "scrapyd").exists() or not (BIN / "scrapyd-deploy").exists(),
     reason="scrapyd and scrapyd-client are not installed (the dev extra)",
-)
+)]
 
 
 def build_egg(tmp_path: Path) -> Path:

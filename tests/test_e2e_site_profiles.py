@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.sites import doc_page
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import doc_page
+from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 

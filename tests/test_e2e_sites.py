@@ -6,8 +6,8 @@ import pytest
 
 from tests.conftest import qdrant_points
 from tests.crawl import crawl
-from tests.sites import broken_pages_site, chain_site, robots_site, sitemap_site
-from tests.sitesrv import SiteServer
+from tests.servers.sites import broken_pages_site, chain_site, robots_site, sitemap_site
+from tests.servers.sitesrv import SiteServer
 
 pytestmark = pytest.mark.e2e
 
@@ -105,7 +105,7 @@ def test_recrawl_updates_pages_and_a_failed_crawl_keeps_what_was_stored(tmp_path
 
 def wiki_site() -> dict:
     """A wiki whose pages also carry a long promotional <article>: generic rules pick the article."""
-    from tests.sitesrv import Route
+    from tests.servers.sitesrv import Route
 
     promo = "<article><h1>Try our premium plan</h1>" + "<p>Premium gets you more of everything we sell. </p>" * 30 + "</article>"
     page = ('<html><head><title>Wiki: {name}</title></head><body>' + promo +
@@ -138,7 +138,7 @@ def test_content_selector_override(tmp_path):
 
 def test_onnx_int8_backend_crawls_and_searches(tmp_path):
     pytest.importorskip("onnxruntime")
-    from tests.crawl import run_scrapy
+    from tests.crawl import scrapy_command
 
     settings = {"HARVESTER_EMBEDDING_BACKEND": "onnx-int8", "HARVESTER_ONNX_CACHE_DIR": str(tmp_path / "onnx")}
     with SiteServer(routes=chain_site()) as server:
@@ -147,8 +147,8 @@ def test_onnx_int8_backend_crawls_and_searches(tmp_path):
     assert "onnxruntime int8" in result.output
     assert list((tmp_path / "onnx").glob("*-int8.onnx"))
     assert_index_matches_feed(result, tmp_path)
-    process = run_scrapy(["search", "--json", "-s", "HARVESTER_EMBEDDING_BACKEND=onnx-int8",
-                          "-s", f"HARVESTER_ONNX_CACHE_DIR={tmp_path / 'onnx'}", "configure part4"], tmp_path)
+    process = scrapy_command(["search", "--json", "-s", "HARVESTER_EMBEDDING_BACKEND=onnx-int8",
+                              "-s", f"HARVESTER_ONNX_CACHE_DIR={tmp_path / 'onnx'}", "configure part4"], tmp_path)
     assert process.returncode == 0, process.stderr
     import json
     assert json.loads(process.stdout)[0]["url"].endswith("/docs/p4.html")

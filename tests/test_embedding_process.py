@@ -27,6 +27,7 @@ def offline(monkeypatch):
 
 
 @pytest.mark.e2e
+@pytest.mark.cli
 def test_child_vectors_equal_the_in_process_model_and_a_killed_child_is_replaced():
     expected = load_embedder(DEFAULT_MODEL, "cpu").encode(TEXTS, batch_size=4)
     embedder = ProcessEmbedder(DEFAULT_MODEL, OPTIONS)
@@ -43,6 +44,7 @@ def test_child_vectors_equal_the_in_process_model_and_a_killed_child_is_replaced
 
 
 @pytest.mark.e2e
+@pytest.mark.cli
 def test_a_model_the_child_cannot_load_is_reported_with_its_reason(tmp_path):
     embedder = ProcessEmbedder(str(tmp_path / "no-such-model"), OPTIONS)
     try:
@@ -65,6 +67,7 @@ sys.stdin.read()
 """
 
 
+@pytest.mark.cli
 def test_the_child_ends_when_the_crawler_is_killed(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path / "no-model")], cwd=REPO,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -24,7 +24,7 @@ import pytest
 
 from harvester.extract.page import ExtractedPage, extract_page
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.sitesrv import SiteServer
+from tests.servers.sitesrv import SiteServer
 
 GENERATED = Path(__file__).resolve().parent / "fixtures" / "generated"
 BASE = "http://127.0.0.1:8000/"

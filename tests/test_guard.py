@@ -12,7 +12,7 @@ from harvester.exceptions import RequestRefused
 from harvester.guard.middleware import SSRFGuardMiddleware
 from harvester.guard.resolver import REFUSED_HOSTS, GuardedResolver
 from harvester.guard.rules import AllowList, GuardError, address_refusal, parse_ip, url_refusal
-from tests.stubdns import TableResolver
+from tests.servers.stubdns import TableResolver
 
 LOOPBACK_SPELLINGS = ["127.0.0.1", "2130706433", "0x7f000001", "0x7f.1", "0x7f.0.0.1", "0177.0.0.1",
                       "0177.1", "127.1", "127.0.1", "127.0.0.1.", "[::1]", "[::ffff:127.0.0.1]",
@@ -143,6 +143,64 @@ def test_resolver_allow_list_by_name_range_and_port() -> None:
     assert resolve("wiki.internal", allow="other.internal") == []
 
 
+class FakeReactor:
+    """The part of a reactor a name resolver uses."""
+
+    def __init__(self, resolver: object) -> None:
+        self.nameResolver = resolver
+
+    def installNameResolver(self, resolver: object) -> None:  # noqa: N802 (Twisted's naming)
+        self.nameResolver = resolver
+
+
+def test_a_resolver_installed_over_another_judges_by_its_own_settings_only() -> None:
+    """A second crawler process in one Python process (a service, the test harness) installs a
+    second resolver: it must not resolve through the first one's judgement nor keep its refusals."""
+    from types import SimpleNamespace
+
+    from scrapy.settings import Settings
+
+    system = TableResolver(TABLE)
+    reactor = FakeReactor(system)
+
+    def install(allow: str) -> None:
+        process = SimpleNamespace(settings=Settings({"HARVESTER_ALLOWED_HOSTS": allow}))
+        GuardedResolver.from_crawler(process, reactor).install_on_reactor()
+
+    def resolve(name: str) -> list[str]:
+        receiver = Collect()
+        reactor.nameResolver.resolveHostName(receiver, name, 80)
+        assert receiver.complete
+        return receiver.addresses
+
+    install("")
+    assert resolve("wiki.internal") == [] and "wiki.internal" in REFUSED_HOSTS
+    install("wiki.internal, office.test")
+    assert "wiki.internal" not in REFUSED_HOSTS
+    # Names the first resolver refuses (office.test was never resolved: no cached answer).
+    assert resolve("office.test") == ["192.168.7.7"] and resolve("wiki.internal") == ["10.1.1.1"]
+    assert reactor.nameResolver.replaced is system
+    install("")
+    assert resolve("office.test") == []
+
+
+def test_the_middleware_says_when_a_crawlers_guard_settings_are_not_the_resolvers(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import harvester.guard.middleware as guard_middleware
+
+    resolver = GuardedResolver(None, TableResolver(TABLE), AllowList.parse("127.0.0.1"), True, ["127.0.0.1"])
+    monkeypatch.setattr(guard_middleware, "installed_resolver", lambda: resolver)
+    with caplog.at_level("WARNING", logger="harvester.guard.middleware"):
+        guard(HARVESTER_ALLOWED_HOSTS=["127.0.0.1"])
+        assert not caplog.records
+        guard(HARVESTER_ALLOWED_HOSTS=["10.0.0.0/8"])
+        assert "host names are judged by the process's settings" in caplog.text
+        caplog.clear()
+        monkeypatch.setattr(guard_middleware, "installed_resolver", lambda: None)
+        guard()
+        assert "Host names are not checked at the socket" in caplog.text
+
+
 def guard(**settings: object) -> SSRFGuardMiddleware:
     return SSRFGuardMiddleware(get_crawler(settings_dict={"HARVESTER_SSRF_GUARD_ENABLED": True,
                                                           "HARVESTER_ALLOWED_HOSTS": [], **settings}))
@@ -168,6 +226,7 @@ def test_middleware_turns_the_resolvers_refusal_into_a_refusal() -> None:
     assert middleware.process_exception(Request("http://nx.test/"), CannotResolveHostError("no")) is None
 
 
+@pytest.mark.cli
 def test_a_bad_allow_list_stops_the_crawl_with_exit_2(tmp_path) -> None:
     from tests.crawl import run_scrapy
 

@@ -19,8 +19,8 @@ import pytest
 from harvester.guard.rules import AllowList
 from harvester.proxy import BROWSER_ARGS, playwright_proxy
 from harvester.proxy.guard_proxy import GuardProxy
-from tests.proxysrv import ProxyServer
-from tests.sitesrv import Route, SiteServer
+from tests.servers.proxysrv import ProxyServer
+from tests.servers.sitesrv import Route, SiteServer
 
 ALLOW = AllowList.parse("127.0.0.1")
 TABLE = {

@@ -13,7 +13,7 @@ from harvester.extract.page import NoContent
 from harvester.extract.pdf import PdfUnreadable, extract_pdf, is_pdf
 from harvester.spiders.site import SiteSpider
 from harvester.urls.rules import DEFAULT_SKIP_PATTERNS, compile_patterns, is_pdf_url, url_allowed
-from tests.pdfgen import MANUAL_PAGES, encrypted_pdf, make_pdf
+from tests.servers.pdfgen import MANUAL_PAGES, encrypted_pdf, make_pdf
 from tests.test_spiders import html_response, make_spider
 
 URL = "http://127.0.0.1:8000/docs/files/Frob%20Manual.pdf"

@@ -17,8 +17,8 @@ from harvester.index.store import chunk_point_id
 from harvester.recrawl.state import StoredPage, pages_from_points, prune_candidates, unchanged_since
 from tests.conftest import qdrant_points
 from tests.crawl import REPO, crawl, scrapy_env
-from tests.recrawl_site import EditableSite
-from tests.sitesrv import Route, SiteServer
+from tests.servers.recrawl_site import EditableSite
+from tests.servers.sitesrv import Route, SiteServer
 
 
 def payload(url: str, index: int, total: int, content_hash: str = "h1", etag: str | None = '"e1"',
@@ -241,7 +241,8 @@ def start_crawl(start: str, workdir: Path, jobdir: Path, **settings: str) -> sub
 
 
 @pytest.mark.e2e
-def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(tmp_path):
+@pytest.mark.cli
+def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(tmp_path, tiny_model):
     """SIGKILL at a random moment (several seeds) while pages are being fetched and indexed, then
     the same command again: the index equals an uninterrupted crawl's, point for point. The last
     seed kills a re-crawl of a changed site (edited pages, one page gone)."""
@@ -251,7 +252,9 @@ def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(
     for name in names[:6]:
         older.edit(name, 1, "Text of the previous release.")
     settings = {"HARVESTER_QDRANT_BATCH_SIZE": "6", "CONCURRENT_REQUESTS_PER_DOMAIN": "2",
-                "DUPEFILTER_CLASS": "tests.recrawl_site.FlushingDupeFilter"}
+                "DUPEFILTER_CLASS": "tests.servers.recrawl_site.FlushingDupeFilter",
+                # Resuming is not about vectors: the small model loads and embeds in a blink.
+                "HARVESTER_EMBEDDING_MODEL": tiny_model}
     with SiteServer(routes=slow(site.routes, 0.15)) as server:
         start = server.url + "docs/index.html"
         reference = crawl("docs", start, tmp_path / "reference", settings=settings)
@@ -285,13 +288,14 @@ def test_a_crawl_killed_at_random_and_resumed_ends_with_the_uninterrupted_index(
 
 
 @pytest.mark.e2e
-def test_a_paused_crawl_resumes_from_its_jobdir(tmp_path):
+@pytest.mark.cli
+def test_a_paused_crawl_resumes_from_its_jobdir(tmp_path, tiny_model):
     """One SIGINT (Scrapy's pause): the job is saved; the same command resumes it, and pruning
     knows the pages the first half reached."""
     names = [f"page{n:02d}" for n in range(10)]
     site = EditableSite(names, sections=1)
     # One request at a time, so most of them wait in the scheduler's disk queue when it pauses.
-    settings = {"CONCURRENT_REQUESTS": "1", "AUTOTHROTTLE_ENABLED": "0"}
+    settings = {"CONCURRENT_REQUESTS": "1", "AUTOTHROTTLE_ENABLED": "0", "HARVESTER_EMBEDDING_MODEL": tiny_model}
     with SiteServer(routes=slow(site.routes, 0.3)) as server:
         start = server.url + "docs/index.html"
         reference = crawl("docs", start, tmp_path / "reference", settings=settings)

@@ -191,6 +191,7 @@ def test_settings_checks(tmp_path: Path) -> None:
         check_settings(addon_settings(HARVESTER_RENDER="always", HARVESTER_BROWSER_PATH=str(tmp_path / "nope")))
 
 
+@pytest.mark.cli
 def test_render_always_without_a_browser_refuses_to_start(tmp_path: Path) -> None:
     process = run_scrapy(["crawl", "docs", "-a", "start=http://127.0.0.1:9/", "-s", "HARVESTER_RENDER=always",
                           "-s", f"HARVESTER_BROWSER_PATH={tmp_path / 'nope'}"], tmp_path, timeout=120)

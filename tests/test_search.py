@@ -1,4 +1,4 @@
-"""Context lines, BM25 sparse vectors and the three search modes on a real local Qdrant."""
+"""Context lines, the ranking (fusion, pages) and the three search modes on a real local Qdrant."""
 
 from __future__ import annotations
 
@@ -8,16 +8,17 @@ from qdrant_client import QdrantClient, models
 from harvester.chunking.context import context_line, embedding_text, heading_paths
 from harvester.embedding.folder import DEFAULT_MODEL
 from harvester.embedding.models import load_embedder
-from harvester.index.lexical import document_vector, query_vector, terms
 from harvester.index.search import (
     FUSIONS,
+    Candidate,
     SearchTuning,
-    _normalised,
-    _score_fusion,
     collapse,
+    fuse,
+    group_pages,
+    rank,
     search,
 )
-from harvester.index.store import chunk_vectors, ensure_collection, point_id
+from harvester.index.store import CollectionMismatch, chunk_vectors, ensure_collection, point_id
 
 
 def test_context_line_skips_a_heading_equal_to_the_title():
@@ -32,20 +33,6 @@ def test_heading_paths_follow_levels():
     headings = [{"level": 1, "text": "A"}, {"level": 2, "text": "B"}, {"level": 3, "text": "C"},
                 {"level": 2, "text": "D"}, {"level": 1, "text": "E"}]
     assert heading_paths(headings) == [("A",), ("A", "B"), ("A", "B", "C"), ("A", "D"), ("E",)]
-
-
-def test_terms_split_identifiers_both_ways():
-    assert terms("Use url_for() and flask.Flask") == [
-        "use", "url_for", "url", "for", "and", "flask.flask", "flask", "flask"]
-
-
-def test_document_vector_saturates_and_normalises_length():
-    indices, values = document_vector("cache " * 3)
-    one, _ = query_vector("cache")
-    assert indices == one and 1.0 < values[0] < 2.2
-    short = dict(zip(*document_vector("cache other")))
-    long = dict(zip(*document_vector("cache " + "other " * 400)))
-    assert long[one[0]] < short[one[0]]
 
 
 def test_collapse_keeps_the_first_of_identical_texts():
@@ -81,50 +68,81 @@ def collection(tmp_path_factory):
     client.close()
 
 
-@pytest.mark.parametrize(("mode", "fusion"), [("dense", "rrf"), ("sparse", "rrf"),
-                                               *(("hybrid", fusion) for fusion in FUSIONS)])
-def test_each_mode_finds_the_page(collection, mode, fusion):
+@pytest.mark.parametrize(("mode", "fusion", "group_by"), [
+    ("dense", "score", "page"), ("sparse", "score", "page"), ("hybrid", "score", None),
+    *(("hybrid", fusion, "page") for fusion in FUSIONS)])
+def test_each_mode_finds_the_page(collection, mode, fusion, group_by):
     client, embedder = collection
     tuning = SearchTuning(fusion=fusion)
-    hits = search(client, "c", embedder, "RETRY_TIMES retried downloads", 3, mode, tuning)
+    hits = search(client, "c", embedder, "RETRY_TIMES retried downloads", 3, mode, tuning, group_by=group_by)
     assert hits[0]["url"] == "http://h/retry.html"
-    hits = search(client, "c", embedder, "store responses in a disk cache", 3, mode, tuning)
+    hits = search(client, "c", embedder, "store responses in a disk cache", 3, mode, tuning, group_by=group_by)
     assert hits[0]["url"] == "http://h/cache.html"
 
 
-def test_normalised_scores():
-    assert _normalised([3.0, 2.0, 1.0], "minmax") == [1.0, 0.5, 0.0]
-    assert _normalised([5.0, 5.0], "minmax") == [0.0, 0.0]
-    dbsf = _normalised([3.0, 2.0, 1.0], "dbsf")
-    assert dbsf[1] == pytest.approx(0.5) and dbsf[0] < 1.0 and dbsf[2] > 0.0
+def chunk(key, score, url=None):
+    return Candidate(key, score, {"page_content": key, "metadata": {"source_url": url or f"http://h/{key}.html"}})
 
 
-class _Side:
-    def __init__(self, scored):
-        self.points = [models.ScoredPoint(id=i, version=0, score=s, payload={"page_content": i}) for i, s in scored]
+def test_score_fusion_keeps_a_confident_lexical_hit_first():
+    # Dense prefers "a" by a hair; BM25 is sure of "b".
+    dense = [chunk("a", 0.61), chunk("b", 0.60), chunk("c", 0.20)]
+    sparse = [chunk("b", 12.0), chunk("a", 1.0), chunk("c", 0.5)]
+    assert [c.id for c, _ in fuse(dense, sparse)] == ["b", "a", "c"]
+    fused = {c.id: score for c, score in fuse(dense, sparse)}
+    # Cosine as it is, BM25 over the query's best, weighted (0.4).
+    assert fused["b"] == pytest.approx(0.60 + 0.4 * 1.0)
+    assert fused["a"] == pytest.approx(0.61 + 0.4 * 1.0 / 12.0)
+    assert fuse(dense, sparse, SearchTuning(sparse_weight=0.0))[0][0].id == "a"
+    assert [c.id for c, _ in fuse(dense, [])] == ["a", "b", "c"]
+    assert fuse(dense, sparse, SearchTuning(fusion="minmax"))[0][0].id == "b"
+    # Ranks alone cannot tell a sure BM25 hit from a close call.
+    assert fuse(dense, sparse, SearchTuning(fusion="rrf"))[0][0].id == "a"
 
 
-class _TwoSides:
-    """A client whose dense side prefers "a" by a hair and whose sparse side is sure of "b"."""
-
-    def query_batch_points(self, collection, requests):
-        return [_Side([("a", 0.61), ("b", 0.60), ("c", 0.20)]), _Side([("b", 12.0), ("a", 1.0), ("c", 0.5)])]
+def test_a_chunk_found_by_one_side_only_gets_nothing_from_the_other():
+    fused = {c.id: s for c, s in fuse([chunk("a", 0.5)], [chunk("b", 4.0)])}
+    assert fused == {"a": pytest.approx(0.5), "b": pytest.approx(0.4)}
 
 
-@pytest.mark.parametrize("fusion", ["minmax", "dbsf"])
-def test_score_fusion_keeps_a_confident_lexical_hit_first(fusion):
-    hits = _score_fusion(_TwoSides(), "c", "dense", [0.0], models.SparseVector(indices=[], values=[]),
-                         SearchTuning(fusion=fusion))
-    assert [h["text"] for h in hits] == ["b", "a", "c"]
-    by_dense_only = _score_fusion(_TwoSides(), "c", "dense", [0.0], models.SparseVector(indices=[], values=[]),
-                                  SearchTuning(fusion=fusion, sparse_weight=0.0))
-    assert by_dense_only[0]["text"] == "a"
+def test_pages_count_a_second_good_chunk_not_many_weak_ones():
+    ranked = [(chunk("long1", 0.0, "http://h/long"), 0.80), (chunk("short1", 0.0, "http://h/short"), 0.79),
+              (chunk("short2", 0.0, "http://h/short"), 0.70)]
+    ranked += [(chunk(f"long{i}", 0.0, "http://h/long"), 0.30) for i in range(2, 12)]
+    pages = group_pages(ranked, 5)
+    assert [p["url"] for p in pages] == ["http://h/short", "http://h/long"]
+    assert pages[0]["text"] == "short1" and pages[0]["matches"] == 2
+    assert pages[0]["score"] == pytest.approx(0.79 + 0.25 * 0.70)
+    assert pages[1]["matches"] == 11
+    # Without page evidence the single best chunk decides.
+    assert group_pages(ranked, 5, SearchTuning(page_weight=0.0))[0]["url"] == "http://h/long"
 
 
-def test_unknown_fusion_is_refused():
+def test_rank_fills_up_from_past_the_depth_without_reordering():
+    dense = [chunk(f"d{i}", 0.9 - i / 100) for i in range(8)]
+    tuning = SearchTuning(depth=3)
+    results = rank(dense, [], 5, tuning)
+    assert [r["url"] for r in results] == [f"http://h/d{i}.html" for i in range(5)]
+    chunks = rank(dense, [], 5, tuning, group_by=None)
+    assert [r["text"] for r in chunks] == [f"d{i}" for i in range(5)]
+
+
+def test_unknown_fusion_and_grouping_are_refused(collection):
+    client, embedder = collection
     with pytest.raises(ValueError, match="unknown fusion"):
-        _score_fusion(_TwoSides(), "c", "dense", [0.0], models.SparseVector(indices=[], values=[]),
-                      SearchTuning(fusion="borda"))
+        search(client, "c", embedder, "x", 1, tuning=SearchTuning(fusion="borda"))
+    with pytest.raises(ValueError, match="unknown grouping"):
+        search(client, "c", embedder, "x", 1, group_by="site")
+
+
+def test_a_collection_of_the_old_lexical_encoding_is_refused(tmp_path):
+    client = QdrantClient(path=str(tmp_path))
+    client.create_collection(
+        "old", vectors_config={"m": models.VectorParams(size=4, distance=models.Distance.COSINE)},
+        sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
+    with pytest.raises(CollectionMismatch, match="older lexical encoding.*Re-crawl"):
+        ensure_collection(client, "old", "m", 4)
+    client.close()
 
 
 def test_exact_identifier_needs_the_sparse_side(collection):
@@ -136,13 +154,39 @@ def test_exact_identifier_needs_the_sparse_side(collection):
 
 def test_search_collapses_identical_chunks(collection):
     client, embedder = collection
-    hits = search(client, "c", embedder, "documentation for an old version", 5, "hybrid")
+    hits = search(client, "c", embedder, "documentation for an old version", 5, "hybrid", group_by=None)
     texts = [h["text"] for h in hits]
     assert len(texts) == len(set(texts))
     assert hits[0]["duplicates"] == 1
+
+
+def test_pages_are_one_result_each(collection):
+    client, embedder = collection
+    hits = search(client, "c", embedder, "documentation for an old version", 5)
+    urls = [h["url"] for h in hits]
+    assert len(urls) == len(set(urls)) == 5
+    assert {"http://h/boiler1.html", "http://h/boiler2.html"} <= set(urls[:2])
 
 
 def test_unknown_mode_is_refused(collection):
     client, embedder = collection
     with pytest.raises(ValueError, match="unknown search mode"):
         search(client, "c", embedder, "x", 1, "fuzzy", SearchTuning())
+
+
+def test_search_fetches_deeper_when_few_pages_hold_the_candidates(tmp_path):
+    embedder = load_embedder(DEFAULT_MODEL)
+    client = QdrantClient(path=str(tmp_path))
+    ensure_collection(client, "c", embedder.vector_name, embedder.dimension)
+    texts = {(f"http://h/long{p}.html", i): f"Signals part {i} of page {p}: connect a receiver to the signal."
+             for p in range(2) for i in range(40)}
+    texts[("http://h/other.html", 0)] = "Receivers of events are functions connected to a sender."
+    texts[("http://h/third.html", 0)] = "Blinker provides the signal support."
+    vectors = embedder.encode(list(texts.values()), batch_size=32)
+    client.upsert("c", points=[
+        models.PointStruct(id=point_id(url, i), vector=chunk_vectors(embedder.vector_name, vector, text),
+                           payload={"page_content": text, "metadata": {"source_url": url}})
+        for ((url, i), text), vector in zip(texts.items(), vectors, strict=True)])
+    hits = search(client, "c", embedder, "connect a receiver to a signal", 4)
+    assert len(hits) == 4 and {h["url"] for h in hits} >= {"http://h/other.html", "http://h/third.html"}
+    client.close()

@@ -9,7 +9,7 @@ from harvester.addon import HarvesterAddon
 from harvester.spiders.docs import DocsSpider
 from harvester.spiders.site import SiteSpider
 from harvester.spiders.sitemap import SitemapSpider, sitemap_sources
-from tests.sites import chain_site
+from tests.servers.sites import chain_site
 
 BASE = "http://127.0.0.1:8000/"
 

@@ -34,8 +34,9 @@ def check_cluster_settings(settings: BaseSettings) -> None:
     ``harvester.config.checks.check_settings``; the spec checks each setting's own range)."""
     if settings.getbool("HARVESTER_INDEX_ENABLED") and not settings.get("QDRANT_URL"):
         raise InvalidSettings(
-            "cluster mode needs a Qdrant server: set QDRANT_URL (the embedded local Qdrant at "
-            "HARVESTER_QDRANT_PATH is locked to one process), or turn HARVESTER_INDEX_ENABLED off"
+            "cluster mode needs a Qdrant server: set QDRANT_URL (the embedded store at "
+            "HARVESTER_QDRANT_PATH lives on one machine and is written by one process at a time), "
+            "or turn HARVESTER_INDEX_ENABLED off"
         )
     if not settings.get("REDIS_URL"):
         raise InvalidSettings("cluster mode needs REDIS_URL (the shared frontier), e.g. redis://host:6379/0")

@@ -1,5 +1,6 @@
 """Harvester's scrapy commands: ``crawl`` and ``runspider`` (Scrapy's, with the settings checked
-first and exit codes) and ``search``."""
+first and exit codes), ``search``, ``mcp`` (the MCP server) and ``export`` (a collection into a
+server or local mode)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from harvester.addon import HarvesterAddon
 from harvester.config.checks import InvalidSettings, check_settings
 
 if TYPE_CHECKING:
@@ -22,9 +22,22 @@ def effective_settings(settings: Settings) -> Settings:
 
     Commands that run no crawler never load add-ons, so they apply ours here.
     """
+    # Imported here: the add-on imports every component (seconds), which `scrapy search` and
+    # `scrapy mcp` do without (``harvester.commands.search.index_settings``).
+    from harvester.addon import HarvesterAddon
+
     merged = settings.copy()
     HarvesterAddon().update_settings(merged)
     return merged
+
+
+def settings_problem(settings: Settings) -> str | None:
+    """What is wrong with ``settings`` as a crawl will see them (one line), or None."""
+    try:
+        check_settings(effective_settings(settings))
+    except InvalidSettings as exc:
+        return f"invalid setting: {exc}"
+    return None
 
 
 def settings_valid(command: ScrapyCommand) -> bool:
@@ -32,10 +45,9 @@ def settings_valid(command: ScrapyCommand) -> bool:
     and set exit status 2. (The add-on checks every crawler too; this stops the command before a
     crawler process starts, with the exit status a scheduler can tell from a failed crawl.)"""
     assert command.settings is not None
-    try:
-        check_settings(effective_settings(command.settings))
-    except InvalidSettings as exc:
-        fail(command, f"invalid setting: {exc}", exitcode=2)
+    problem = settings_problem(command.settings)
+    if problem is not None:
+        fail(command, problem, exitcode=2)
         return False
     return True
 

@@ -11,11 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from harvester.commands import fail, settings_valid
+from harvester.commands import fail, settings_problem
 from harvester.spiders._base import HarvesterSpider
 
 if TYPE_CHECKING:
     import argparse
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -52,37 +56,53 @@ def _idle_cluster_worker(settings: Any, stats: dict[str, Any]) -> bool:
     )
 
 
+def crawl_refusal(settings: Settings, spidercls: type[Spider], spargs: dict[str, Any]) -> str | None:
+    """Why a crawl of ``spidercls`` must not start (exit status 2), checked before any crawler
+    exists: a bad setting, or spider arguments the spider refuses. None when it may start."""
+    if not issubclass(spidercls, HarvesterSpider):
+        return None
+    problem = settings_problem(settings)
+    if problem is not None:
+        return problem
+    try:
+        # Building the spider checks its arguments, without a crawler or the network.
+        spidercls(**spargs)
+    except (TypeError, ValueError) as exc:
+        return f"invalid arguments for spider {spidercls.name!r}: {exc}"
+    return None
+
+
+def crawl_outcome(crawler: Crawler, bootstrap_failed: bool) -> tuple[int, str | None]:
+    """The exit status of a finished crawl, and the error line to print (None: nothing to say;
+    a crawler that failed to start has logged why)."""
+    if bootstrap_failed:
+        return 1, None
+    if issubclass(crawler.spidercls, HarvesterSpider) and crawler.stats is not None:
+        stats = crawler.stats.get_stats()
+        failure = crawl_failure(stats)
+        if failure and _idle_cluster_worker(crawler.settings, stats):
+            logger.info("The other cluster workers took every page: nothing was left for this one")
+            failure = None
+        if failure:
+            return 1, f"crawl failed: {failure}"
+    return 0, None
+
+
 class Command(ScrapyCrawlCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
             super().run(args, opts)  # Scrapy's own usage errors
             return
         assert self.crawler_process is not None
+        assert self.settings is not None
         spidercls = self.crawler_process.spider_loader.load(args[0])
-        if issubclass(spidercls, HarvesterSpider) and not self._arguments_ok(spidercls, opts):
+        refusal = crawl_refusal(self.settings, spidercls, opts.spargs)
+        if refusal is not None:
+            fail(self, refusal, exitcode=2)
             return
         crawler = self._create_crawler(spidercls)
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
-            self.exitcode = 1
-            return
-        if issubclass(spidercls, HarvesterSpider) and crawler.stats is not None:
-            stats = crawler.stats.get_stats()
-            failure = crawl_failure(stats)
-            if failure and _idle_cluster_worker(crawler.settings, stats):
-                logger.info("The other cluster workers took every page: nothing was left for this one")
-                failure = None
-            if failure:
-                fail(self, f"crawl failed: {failure}", exitcode=1)
-
-    def _arguments_ok(self, spidercls: type[HarvesterSpider], opts: argparse.Namespace) -> bool:
-        if not settings_valid(self):
-            return False
-        try:
-            # Building the spider checks its arguments, without a crawler or the network.
-            spidercls(**opts.spargs)
-        except (TypeError, ValueError) as exc:
-            fail(self, f"invalid arguments for spider {spidercls.name!r}: {exc}", exitcode=2)
-            return False
-        return True
+        self.exitcode, error = crawl_outcome(crawler, self.crawler_process.bootstrap_failed)
+        if error is not None:
+            fail(self, error, exitcode=self.exitcode)

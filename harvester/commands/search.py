@@ -1,4 +1,4 @@
-"""``scrapy search "query"``: the top chunks of the collection for a query."""
+"""``scrapy search "query"``: the best pages (or chunks) of the collection for a query."""
 
 from __future__ import annotations
 
@@ -9,11 +9,15 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from harvester.commands import effective_settings
 from harvester.embedding.folder import ModelUnavailable
+from harvester.index.store import CollectionMismatch, StoreUnavailable, check_sparse_encoding
 
 if TYPE_CHECKING:
     import argparse
+
+    from scrapy.settings import Settings
+
+    from harvester.index.store import Store
 
 
 class Command(ScrapyCommand):
@@ -38,6 +42,9 @@ class Command(ScrapyCommand):
         modes.add_argument("--sparse", dest="mode", action="store_const", const="sparse",
                            help="BM25 term matching only")
         parser.set_defaults(mode="hybrid")
+        parser.add_argument("--group-by", choices=("page", "chunk"), default="page",
+                            help="page: one result per page, with its best chunk (default); "
+                                 "chunk: the best chunks, several per page if they rank so")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or not " ".join(args).strip():
@@ -45,37 +52,71 @@ class Command(ScrapyCommand):
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
         try:
-            hits = self._search(" ".join(args), opts.k, opts.collection, opts.mode)
+            hits = self._search(" ".join(args), opts.k, opts.collection, opts.mode,
+                                None if opts.group_by == "chunk" else "page")
         except (ModelUnavailable, SearchError) as exc:
             print(f"harvester: error: {exc}", file=sys.stderr)
             self.exitcode = 1
             return
         print(json.dumps(hits, ensure_ascii=False, indent=1) if opts.json else format_hits(hits))
 
-    def _search(self, query: str, k: int, collection: str | None, mode: str) -> list[dict[str, Any]]:
+    def _search(self, query: str, k: int, collection: str | None, mode: str,
+                group_by: str | None) -> list[dict[str, Any]]:
         # Imported here: Scrapy imports every command module for every command, crawls included.
-        from harvester.embedding.models import backend_options, load_backend
         from harvester.index.search import search
-        from harvester.index.store import open_client
+        from harvester.service.encoder import load_query_embedder
 
         assert self.settings is not None
-        settings = effective_settings(self.settings)
+        settings = index_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
-        embedder = load_backend(settings.get("HARVESTER_EMBEDDING_MODEL"), **backend_options(settings))
-        where = settings.get("QDRANT_URL") or settings.get("HARVESTER_QDRANT_PATH")
         try:
-            client = open_client(
-                settings.get("QDRANT_URL"), settings.get("QDRANT_API_KEY"),
-                settings.get("HARVESTER_QDRANT_PATH"),
-            )
-        except Exception as exc:  # a locked local store, a refused connection...
-            raise SearchError(f"cannot open Qdrant at {where}: {exc}") from exc
+            store = open_settings_store(settings, collection)
+        except StoreUnavailable as exc:
+            raise SearchError(str(exc)) from exc
         try:
-            if not client.collection_exists(collection):
-                raise SearchError(f"no collection {collection!r} at {where}: crawl something first")
-            return search(client, collection, embedder, query, k, mode)
+            if not store.exists(collection):
+                raise SearchError(f"no collection {collection!r} at {store.where}: crawl something first")
+            if mode != "dense":
+                try:
+                    check_sparse_encoding(collection, store.sparse_vectors(collection))
+                except CollectionMismatch as exc:
+                    raise SearchError(f"{exc} (--dense still searches it)") from exc
+            embedder = load_query_embedder(settings)
+            return search(store, collection, embedder, query, k, mode, group_by=group_by)
+        except StoreUnavailable as exc:
+            raise SearchError(str(exc)) from exc
         finally:
-            client.close()
+            store.close()
+
+
+def index_settings(settings: Settings) -> Settings:
+    """Project settings with the spec's defaults under them: what the store and the query encoder
+    read. Lighter than ``effective_settings`` (no add-on, so no component is imported), which a
+    cold search cannot afford."""
+    from harvester.config.spec import defaults
+
+    merged = settings.copy()
+    for name, value in defaults().items():
+        merged.set(name, value, "addon")
+    return merged
+
+
+def open_settings_store(settings: Settings, collection: str | None = None) -> Store:
+    """The store the settings name; raises StoreUnavailable when it cannot be opened, or when
+    ``collection`` is only in the old local-mode format under the embedded engine."""
+    from harvester.index.engines import legacy_collections, legacy_message, open_store
+
+    url, path = settings.get("QDRANT_URL"), settings.get("HARVESTER_QDRANT_PATH")
+    engine = settings.get("HARVESTER_QDRANT_ENGINE")
+    if not url and engine == "edge" and collection and collection in legacy_collections(path):
+        raise StoreUnavailable(legacy_message(path, collection))
+    try:
+        return open_store(url, settings.get("QDRANT_API_KEY"), path, engine,
+                          settings.getfloat("HARVESTER_QDRANT_WAIT"))
+    except StoreUnavailable:
+        raise
+    except Exception as exc:  # a refused connection, a bad URL...
+        raise StoreUnavailable(f"cannot open Qdrant at {url or path}: {exc}") from exc
 
 
 class SearchError(RuntimeError):
@@ -90,5 +131,6 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
     for rank, hit in enumerate(hits, 1):
         snippet = " ".join(hit["text"].split())[:240]
         path = " > ".join(hit["heading_path"])
-        blocks.append(f"{rank}. [{hit['score']:.3f}] {hit['title']}\n   {hit['url']}\n   {path}\n   {snippet}")
+        more = f" ({hit['matches']} matching chunks)" if hit.get("matches", 1) > 1 else ""
+        blocks.append(f"{rank}. [{hit['score']:.3f}] {hit['title']}{more}\n   {hit['url']}\n   {path}\n   {snippet}")
     return "\n\n".join(blocks)

@@ -10,7 +10,7 @@ project's settings module imports it for every command.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harvester import PROJECT_URL, __version__
 from harvester.config.types import (
@@ -29,6 +29,9 @@ from harvester.embedding.models import BACKENDS
 from harvester.items import EXPORTED_FIELDS
 from harvester.urls.canonical import DEFAULT_STRIP_PARAMS
 from harvester.urls.rules import DEFAULT_SKIP_PATTERNS, check_css, compile_patterns
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping as Environment  # types.Mapping is a setting's value type
 
 RENDER_MODES = ("never", "always", "auto")
 # Playwright's page.goto(wait_until=...) values.
@@ -192,6 +195,9 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_NEAR_DUPLICATE_MODE", "keep", Choice(("keep", "drop")), "`keep` (stored, with "
             "`near_duplicate_of`) or `drop`", "Deduplication"),
     Setting("HARVESTER_NEAR_DUPLICATE_SHINGLE", 5, POSITIVE, "words per shingle", "Deduplication"),
+    Setting("HARVESTER_AGGREGATE_SHARE", 0.6, SHARE, "share of a page's text found on other pages of the crawl "
+            "(several, not one) from which it is an aggregate page (a print-all page, a tag page) and not "
+            "stored (0 = off)", "Deduplication"),
     Setting("HARVESTER_BOILERPLATE_MODE", "once", Choice(("once", "drop", "off")), "a chunk text repeated "
             "across the crawl is stored `once`, `drop`ped, or `off` (no detection)", "Deduplication"),
     Setting("HARVESTER_BOILERPLATE_SHARE", 0.3, Float(above=0, maximum=1), "share of the pages seen a chunk "
@@ -240,8 +246,20 @@ SPEC: tuple[Setting, ...] = (
             "of a thread of the crawler", "Chunking and embedding"),
     # The index.
     Setting("HARVESTER_INDEX_ENABLED", True, Bool(), "write to Qdrant (needs embedding)", "Index"),
-    Setting("HARVESTER_QDRANT_PATH", ".harvester/qdrant", Optional(Text(words="directory")), "embedded local "
-            "Qdrant store (one process at a time)", "Index", env="HARVESTER_QDRANT_PATH"),
+    Setting("HARVESTER_QDRANT_PATH", ".harvester/qdrant", Optional(Text(words="directory")), "embedded "
+            "store's folder (when `QDRANT_URL` is not set)", "Index", env="HARVESTER_QDRANT_PATH"),
+    Setting("HARVESTER_QDRANT_ENGINE", "edge", Choice(("edge", "local")), "embedded engine: `edge` "
+            "(Qdrant's in-process engine, fast) or `local` (qdrant-client's local mode, which LangChain "
+            "and LlamaIndex open; one process at a time)", "Index", env="HARVESTER_QDRANT_ENGINE"),
+    Setting("HARVESTER_QDRANT_LLAMAINDEX_NODES", True, Bool(), "store LlamaIndex's node fields in every "
+            "point (the chunk text a second time, about 1.2 KB), so LlamaIndex reads nodes with flat "
+            "metadata; off saves the space", "Index"),
+    Setting("HARVESTER_QUERY_ENCODER", "auto", Choice(("auto", "model")), "how `scrapy search` and "
+            "`scrapy mcp` embed queries: `auto` runs the model's ONNX export with ONNX Runtime when "
+            "installed (exported once; no torch import, same vectors), `model` loads the crawl's backend",
+            "Index", env="HARVESTER_QUERY_ENCODER"),
+    Setting("HARVESTER_QDRANT_WAIT", 600.0, SECONDS, "seconds to wait while another process (a crawl, "
+            "a search, an MCP server) uses the embedded store", "Index"),
     Setting("HARVESTER_QDRANT_COLLECTION", "harvester", Text(), "collection name (also `-a collection=`)",
             "Index", env="HARVESTER_QDRANT_COLLECTION"),
     Setting("HARVESTER_QDRANT_BATCH_SIZE", 256, POSITIVE, "points per upsert", "Index"),
@@ -361,6 +379,11 @@ PROFILE_SETTINGS: dict[str, str] = {s.profile_key: s.name for s in SPEC if s.pro
 
 # Environment variable -> setting, read by harvester/settings.py.
 ENVIRONMENT: dict[str, str] = {s.env: s.name for s in SPEC if s.env}
+
+
+def environment_settings(environ: Environment[str, str]) -> dict[str, str]:
+    """The settings the environment variables of ``environ`` give (unset and empty ones give none)."""
+    return {setting: environ[variable] for variable, setting in ENVIRONMENT.items() if environ.get(variable)}
 
 
 def defaults(process: bool = False) -> dict[str, Any]:

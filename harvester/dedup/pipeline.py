@@ -11,12 +11,19 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import run_in_thread
 
+from harvester.dedup.aggregate import AggregateDetector, sampled_shingles
 from harvester.dedup.detect import BoilerplateCounter, NearDuplicates, signature, text_key
-from harvester.exceptions import DuplicatePage, NearDuplicatePage
+from harvester.exceptions import AggregatePage, DuplicatePage, NearDuplicatePage
 from harvester.index.ids import boilerplate_point_id
 from harvester.recrawl.extension import Recrawl
-from harvester.report.cpu import stat_key, timed_call
-from harvester.signals import chunks_superseded, page_aliased, page_near_duplicate
+from harvester.report.cpu import cpu_stage, stat_key, timed_call
+from harvester.signals import (
+    chunks_superseded,
+    page_aggregate,
+    page_aliased,
+    page_near_duplicate,
+    page_skipped,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -214,4 +221,59 @@ class BoilerplatePipeline:
             else:
                 self._stats.inc_value("harvester/boilerplate/embeddings_saved")
         item.chunks = kept
+        return item
+
+
+class AggregatePipeline:
+    """After dedup, before chunking: recognise aggregate pages (a print-all page, a single-page
+    edition, a tag page inlining its posts: ``harvester.dedup.aggregate``) and keep them out of the
+    index, whichever order the pages arrive in.
+
+    They are not stored rather than stored and filtered out at query time: they would cost as much
+    embedding as the pages they repeat, and every reader of the collection (LangChain, LlamaIndex,
+    an MCP client) would have to know to filter them out.
+
+    - An aggregate recognised on arrival (the pages it repeats came first) is dropped
+      (``AggregatePage``): never chunked, embedded or stored; its feed line is not written.
+    - An earlier page recognised later (it came first; the pages it repeats followed) was already
+      stored: the ``page_aggregate`` signal makes the index delete its points when the crawl closes
+      (its feed line stays), and the run report lists it under ``aggregate_page_removed``.
+
+    Settings: ``HARVESTER_AGGREGATE_SHARE`` (0 = off). Stats: ``harvester/aggregate/dropped``,
+    ``harvester/aggregate/removed`` and, through CoreStats,
+    ``item_dropped_reasons_count/AggregatePage``.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        share = crawler.settings.getfloat("HARVESTER_AGGREGATE_SHARE")
+        if share <= 0:
+            raise NotConfigured
+        self.crawler = crawler
+        self._stats = crawler.stats
+        self._detector = AggregateDetector(share)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def process_item(self, item: PageItem) -> PageItem:
+        if item.duplicate_of or not item.markdown:
+            return item
+        shingles, cpu_ms = await run_in_thread(timed_call, sampled_shingles, item.markdown)
+        self._stats.inc_value(stat_key("dedup"), cpu_ms)
+        with cpu_stage(self._stats, "dedup"):
+            aggregates = self._detector.add(item.url, shingles)
+        for url in aggregates:
+            covered, largest = self._detector.figures(url) or (0.0, 0.0)
+            if url == item.url:
+                self._stats.inc_value("harvester/aggregate/dropped")
+                raise AggregatePage(
+                    f"aggregate page ({covered:.0%} of its text is on other pages, at most "
+                    f"{largest:.0%} on any one): {url}", log_level="INFO",
+                )
+            self._stats.inc_value("harvester/aggregate/removed")
+            logger.info("Aggregate page, removed from the index (%.0f%% of its text is on pages crawled "
+                        "after it, at most %.0f%% on any one): %s", covered * 100, largest * 100, url)
+            self.crawler.signals.send_catch_log(page_aggregate, url=url)
+            self.crawler.signals.send_catch_log(page_skipped, url=url, reason="aggregate_page_removed")
         return item

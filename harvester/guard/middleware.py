@@ -15,7 +15,7 @@ from scrapy.exceptions import CannotResolveHostError, NotConfigured
 from twisted.internet.error import DNSLookupError
 
 from harvester.exceptions import RequestRefused
-from harvester.guard.resolver import REFUSED_HOSTS
+from harvester.guard.resolver import REFUSED_HOSTS, installed_resolver
 from harvester.guard.rules import AllowList, GuardError, request_host, url_refusal
 from harvester.meta import is_reported_request
 from harvester.signals import host_refused, page_skipped
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ class SSRFGuardMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
+        _check_resolver(settings)
         if not settings.getbool("HARVESTER_SSRF_GUARD_ENABLED"):
             raise NotConfigured
         try:
@@ -91,3 +93,27 @@ class SSRFGuardMiddleware:
         if is_reported_request(request):
             self.crawler.signals.send_catch_log(page_skipped, url=url, reason="ssrf_refused")
         raise RequestRefused(url, host, reason)
+
+
+def _check_resolver(settings: BaseSettings) -> None:
+    """Say when host names are not judged by this crawler's guard settings: the name resolver is
+    one per process, built from the process's settings (harvester/guard/resolver.py)."""
+    enabled = settings.getbool("HARVESTER_SSRF_GUARD_ENABLED")
+    resolver = installed_resolver()
+    if resolver is None:
+        if enabled:
+            logger.warning(
+                "Host names are not checked at the socket: the process has no Harvester name "
+                "resolver (scrapy crawl and CrawlerProcess install it from TWISTED_DNS_RESOLVER; "
+                "CrawlerRunner and the reactorless mode do not). Only IP literals are refused."
+            )
+        return
+    allowed = list(settings.getlist("HARVESTER_ALLOWED_HOSTS"))
+    if resolver.enabled != enabled or list(resolver.allowed_hosts) != allowed:
+        logger.warning(
+            "This crawler's guard settings (HARVESTER_SSRF_GUARD_ENABLED=%s, HARVESTER_ALLOWED_HOSTS=%s) "
+            "differ from the process's (%s, %s): the name resolver serves the whole process, so host "
+            "names are judged by the process's settings and IP literals by this crawler's. Set them "
+            "in the project settings or with -s.",
+            enabled, allowed, resolver.enabled, list(resolver.allowed_hosts),
+        )

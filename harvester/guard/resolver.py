@@ -1,7 +1,7 @@
 """The SSRF guard at the socket: a Twisted name resolver that hands out only checked addresses.
 
-Installed through ``TWISTED_DNS_RESOLVER`` (set in ``harvester/settings.py``: Scrapy installs the
-resolver for the whole process from the project settings, before any add-on runs). Scrapy's HTTP
+Installed through ``TWISTED_DNS_RESOLVER`` (set by the add-on's ``update_pre_crawler_settings``:
+Scrapy installs the resolver for the whole process from the process settings, before any crawler). Scrapy's HTTP
 handler connects through Twisted's ``HostnameEndpoint``, which asks ``reactor.nameResolver`` for
 the addresses and connects to exactly those, so every address judged here is the address connected
 to: no second lookup that DNS rebinding could answer differently. A name whose every address is
@@ -10,6 +10,14 @@ refused resolves to nothing, and the connection fails with a DNS error that
 
 A proxy (``HttpProxyMiddleware``) is connected to by its own name outside this resolver: the proxy
 is configured by the operator and trusted; it resolves the target itself.
+
+One resolver serves every crawler of a process, so it judges host names by the process's settings
+(``scrapy crawl``: the project settings and ``-s``), not by each crawler's: a crawler given another
+``HARVESTER_ALLOWED_HOSTS`` (in a script that runs several crawlers with ``CrawlerProcess``) gets
+its IP literals judged by its own list and its host names by the process's, and
+``SSRFGuardMiddleware`` says so when the crawl opens. A resolver installed over an earlier one (a
+second crawler process in one Python process) replaces it: it resolves through what the earlier
+one resolved through, never through its judgement, and starts a new table of refusals.
 """
 
 from __future__ import annotations
@@ -33,7 +41,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # Host name -> (refused address, reason), for the downloader middleware to tell a refusal from a
-# name that does not exist. One resolver serves the whole process, so this is process-wide too.
+# name that does not exist. One resolver serves the whole process, so this is process-wide too; it
+# is emptied when a resolver is installed.
 REFUSED_HOSTS: LocalCache[str, tuple[str, str]] = LocalCache(10000)
 
 
@@ -77,29 +86,41 @@ class GuardedResolver:
     ``HARVESTER_ALLOWED_HOSTS``.
     """
 
-    def __init__(self, reactor: Any, upstream: Any, allow: AllowList, enabled: bool = True) -> None:
+    def __init__(self, reactor: Any, upstream: Any, allow: AllowList, enabled: bool = True,
+                 allowed_hosts: Sequence[str] = ()) -> None:
         self.reactor = reactor
+        # What this resolver is installed over (an earlier GuardedResolver is seen through).
+        self.replaced = _unguarded(getattr(reactor, "nameResolver", None))
         self.upstream = upstream
         self.allow = allow
         self.enabled = enabled
+        # The setting as given, for SSRFGuardMiddleware to compare a crawler's with (`allow` also
+        # gains the proxies the proxy middleware trusts).
+        self.allowed_hosts = tuple(allowed_hosts)
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> Self:
         # `crawler` is the CrawlerProcess here and its settings lack the add-on's defaults, hence
         # the explicit fallbacks.
         settings = crawler.settings
+        allowed_hosts = settings.getlist("HARVESTER_ALLOWED_HOSTS", [])
         return cls(
             reactor,
             cls.build_upstream(crawler, reactor),
-            AllowList.parse(settings.getlist("HARVESTER_ALLOWED_HOSTS", [])),
+            AllowList.parse(allowed_hosts),
             settings.getbool("HARVESTER_SSRF_GUARD_ENABLED", True),
+            allowed_hosts,
         )
 
     @classmethod
     def build_upstream(cls, crawler: Any, reactor: Any) -> Any:
-        return CachingHostnameResolver.from_crawler(crawler, reactor)
+        upstream = CachingHostnameResolver.from_crawler(crawler, reactor)
+        # Scrapy's caching resolver wraps whatever the reactor has installed.
+        upstream.original_resolver = _unguarded(upstream.original_resolver)
+        return upstream
 
     def install_on_reactor(self) -> None:
+        REFUSED_HOSTS.clear()
         self.reactor.installNameResolver(self)
 
     def resolveHostName(
@@ -115,3 +136,23 @@ class GuardedResolver:
         return self.upstream.resolveHostName(
             resolutionReceiver, hostName, portNumber, addressTypes, transportSemantics
         )
+
+
+def _unguarded(resolver: Any) -> Any:
+    """``resolver``, or the one below it when it is a GuardedResolver (followed down)."""
+    while isinstance(resolver, GuardedResolver):
+        resolver = resolver.replaced
+    return resolver
+
+
+def installed_resolver() -> GuardedResolver | None:
+    """The GuardedResolver of the running process, or None: no reactor (Scrapy's reactorless mode),
+    or another resolver (a script that starts crawls with ``CrawlerRunner`` installs none)."""
+    from scrapy.utils.reactor import is_reactor_installed
+
+    if not is_reactor_installed():
+        return None
+    from twisted.internet import reactor
+
+    resolver = getattr(reactor, "nameResolver", None)
+    return resolver if isinstance(resolver, GuardedResolver) else None

@@ -2,8 +2,7 @@
 Scrapy-free, and free of Qdrant's client, so chunking and dedup can name points in a crawl that
 stores none (embedding and index off) without importing the client.
 
-The same functions as in ``harvester.index.store`` (a test holds them equal); the store should
-take them from here.
+``harvester.index.store`` re-exports them.
 """
 
 from __future__ import annotations

@@ -1,39 +1,37 @@
-"""Store chunks and their vectors in Qdrant: embedded local mode by default, a server by URL."""
+"""Store chunks and their vectors: the embedded engine by default, a Qdrant server by URL."""
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from qdrant_client import models
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.chunking.context import embedding_text
 from harvester.embedding.folder import ModelUnavailable, model_dimension, vector_name
 from harvester.embedding.models import backend_options, load_backend
+from harvester.index.engines import legacy_collections, legacy_message, open_store
 from harvester.index.store import (
     CollectionMismatch,
+    Point,
+    Scope,
+    StoreUnavailable,
     chunk_payload,
-    chunk_vectors,
-    delete_points,
-    ensure_collection,
-    open_client,
-    page_points_filter,
-    set_page_aliases,
-    stale_chunks_filter,
+    chunk_point,
 )
 from harvester.recrawl.extension import Recrawl
 from harvester.recrawl.state import load_stored_pages
-from harvester.signals import chunks_superseded, page_aliased, pages_indexed
+from harvester.signals import chunks_superseded, page_aggregate, page_aliased, pages_indexed
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
-    from qdrant_client import QdrantClient
-    from scrapy.crawler import Crawler
-    from typing_extensions import Self
+    from typing import Self
 
+    from scrapy.crawler import Crawler
+
+    from harvester.index.store import Store
     from harvester.items import PageItem
 
 logger = logging.getLogger(__name__)
@@ -44,12 +42,13 @@ class IndexPipeline:
     vector), in batches across pages; after a page's points are written, delete its points from an
     earlier crawl that no longer exist.
 
-    Settings: ``HARVESTER_INDEX_ENABLED``, ``HARVESTER_QDRANT_PATH`` (local mode),
-    ``QDRANT_URL`` / ``QDRANT_API_KEY`` (server), ``HARVESTER_QDRANT_COLLECTION``,
+    Settings: ``HARVESTER_INDEX_ENABLED``, ``HARVESTER_QDRANT_PATH`` and ``HARVESTER_QDRANT_ENGINE``
+    (embedded), ``QDRANT_URL`` / ``QDRANT_API_KEY`` (server), ``HARVESTER_QDRANT_COLLECTION``,
     ``HARVESTER_QDRANT_BATCH_SIZE`` (points per upsert), ``HARVESTER_EMBEDDING_MODEL``.
     Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``,
-    ``harvester/index/superseded_deleted``. When the crawl closes, chunk copies that boilerplate
-    now covers are deleted and aliases found after a page was written are added to its points.
+    ``harvester/index/superseded_deleted``, ``harvester/index/aggregates_deleted``. When the crawl
+    closes, chunk copies that boilerplate now covers and pages found to be aggregates after they were
+    written are deleted, and aliases found after a page was written are added to its points.
     Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``.
     Re-crawls (with the Recrawl extension): loads every stored page's state from the collection
     when it opens; a page with the stored content hash and chunks is not written again (unless
@@ -70,20 +69,25 @@ class IndexPipeline:
         self._url = settings.get("QDRANT_URL")
         self._api_key = settings.get("QDRANT_API_KEY")
         self._path = settings.get("HARVESTER_QDRANT_PATH")
+        self._engine = settings.get("HARVESTER_QDRANT_ENGINE")
+        self._wait = settings.getfloat("HARVESTER_QDRANT_WAIT")
+        self._nodes = settings.getbool("HARVESTER_QDRANT_LLAMAINDEX_NODES")
         self._collection = settings.get("HARVESTER_QDRANT_COLLECTION")
         self._batch_size = settings.getint("HARVESTER_QDRANT_BATCH_SIZE")
         self._model_name = settings.get("HARVESTER_EMBEDDING_MODEL")
         self._backend = backend_options(settings)
         self._worker = Worker("harvester-index")
-        self._client: QdrantClient | None = None
+        self._client: Store | None = None
         self._vector = ""
         self._pending: list[PageItem] = []
         # Dedup learns some things after a page's points were written: applied when the crawl closes.
         self._aliases: dict[str, list[str]] = {}
         self._superseded: list[str] = []
+        self._aggregates: list[str] = []
         self._written_aliases: dict[str, frozenset[str]] = {}
         crawler.signals.connect(self._page_aliased, signal=page_aliased)
         crawler.signals.connect(self._chunks_superseded, signal=chunks_superseded)
+        crawler.signals.connect(self._page_aggregate, signal=page_aggregate)
         self._crawler = crawler
         self._recrawl: Recrawl | None = None
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -103,12 +107,13 @@ class IndexPipeline:
                 self._vector, dimension = embedder.vector_name, embedder.dimension
             else:
                 self._vector = vector_name(self._model_name)
-            self._client = await self._worker.run(open_client, self._url, self._api_key, self._path)
+            if not self._url and self._engine == "edge" and self._collection in legacy_collections(self._path):
+                raise CollectionMismatch(legacy_message(self._path, self._collection))
+            self._client = await self._worker.run(
+                open_store, self._url, self._api_key, self._path, self._engine, self._wait)
             created = await self._worker.run(
-                ensure_collection, self._client, self._collection, self._vector, dimension,
-                server=bool(self._url),
-            )
-        except (CollectionMismatch, ModelUnavailable) as exc:
+                self._client.ensure_collection, self._collection, self._vector, dimension)
+        except (CollectionMismatch, ModelUnavailable, StoreUnavailable) as exc:
             logger.error("Cannot index into Qdrant at %s: %s", where, exc)
             raise CloseSpider("index_unavailable") from exc
         except Exception as exc:  # connection refused, locked local store, bad URL...
@@ -120,6 +125,9 @@ class IndexPipeline:
         self._recrawl = self._crawler.get_extension(Recrawl)
         if self._recrawl is not None:
             pages = {} if created else await self._worker.run(load_stored_pages, self._client, self._collection)
+            for page in pages.values():
+                # LlamaIndex's node fields turned on (an older collection) or off: rewrite them.
+                page.refresh_payload = page.node_fields != self._nodes
             self._recrawl.load(pages)
             self._recrawl.set_pruner(self._prune)
 
@@ -128,6 +136,9 @@ class IndexPipeline:
 
     def _chunks_superseded(self, ids: list[str], **kwargs: object) -> None:
         self._superseded.extend(ids)
+
+    def _page_aggregate(self, url: str, **kwargs: object) -> None:
+        self._aggregates.append(url)
 
     async def process_item(self, item: PageItem) -> PageItem:
         if getattr(item, "duplicate_of", None):
@@ -158,44 +169,38 @@ class IndexPipeline:
         of the chunks a page lost: a crawl killed in between leaves points that disagree, which
         the next crawl sees and repairs (``StoredPage.consistent``)."""
         assert self._client is not None
-        harvested_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        harvested_at = datetime.now(UTC).isoformat(timespec="seconds")
         changed = [page for page in pages if self._changed(page)]
         points, payloads = [], []
         for page in changed:
             for chunk, vector in zip(page.chunks, page.vectors or (), strict=True):
-                payload = chunk_payload(page, chunk, harvested_at)
+                payload = chunk_payload(page, chunk, harvested_at, nodes=self._nodes)
                 if chunk["index"] == 0:
                     payload["links"] = list(page.links)
                 if vector is None:
-                    payloads.append(models.OverwritePayloadOperation(
-                        overwrite_payload=models.SetPayload(payload=payload, points=[chunk["id"]])
-                    ))
+                    payloads.append(Point(id=chunk["id"], payload=payload))
                     continue
                 text = embedding_text(chunk.get("context", ""), chunk["text"])
-                points.append(models.PointStruct(
-                    id=chunk["id"], vector=chunk_vectors(self._vector, vector, text), payload=payload
-                ))
-        if points:
-            self._client.upsert(self._collection, points=points, wait=True)
-        if payloads:
-            self._client.batch_update_points(self._collection, payloads, wait=True)
+                points.append(chunk_point(chunk["id"], self._vector, vector, text, payload))
+        self._client.upsert(self._collection, points)
+        self._client.overwrite_payloads(self._collection, payloads)
         self._written_aliases.update((page.url, frozenset(page.aliases)) for page in pages if page.aliases)
         for page in changed:
-            keep = [chunk["id"] for chunk in page.chunks]
-            self._client.delete(
-                self._collection,
-                points_selector=models.FilterSelector(filter=stale_chunks_filter(page.url, keep)),
-                wait=True,
-            )
+            keep = tuple(chunk["id"] for chunk in page.chunks)
+            self._client.delete(self._collection, scope=Scope(url=page.url, exclude_ids=keep))
 
     def _apply_dedup(self) -> None:
-        """Delete chunk copies that boilerplate now covers; write every page's late aliases."""
+        """Delete chunk copies that boilerplate now covers and the pages found to be aggregates
+        after they were written; write every page's late aliases."""
         assert self._client is not None
-        delete_points(self._client, self._collection, self._superseded)
+        self._client.delete(self._collection, self._superseded)
         self._stats.inc_value("harvester/index/superseded_deleted", len(self._superseded))
+        if self._aggregates:
+            self._delete_pages(self._aggregates)
+            self._stats.inc_value("harvester/index/aggregates_deleted", len(self._aggregates))
         for url, aliases in self._aliases.items():
             if set(aliases) - self._written_aliases.get(url, frozenset()):
-                set_page_aliases(self._client, self._collection, url, aliases)
+                self._client.set_metadata(self._collection, Scope(url=url), {"aliases": list(aliases)})
 
     def _changed(self, page: PageItem) -> bool:
         """Whether ``page`` must be written, counting it as new, updated or unchanged."""
@@ -214,19 +219,16 @@ class IndexPipeline:
             self._recrawl.count("updated")
             return True
         self._recrawl.count("unchanged_hash")
-        # Same content: rewrite the payloads only when the validators or links changed.
-        return (stored.etag, stored.last_modified, stored.links) != (
+        # Same content: rewrite the payloads only when the validators or links changed, or when
+        # the LlamaIndex node fields were turned on or off since (rewritten in place, vectors kept).
+        return self._nodes != stored.node_fields or (stored.etag, stored.last_modified, stored.links) != (
             page.etag, page.last_modified, list(page.links)
         )
 
     def _delete_pages(self, urls: list[str]) -> None:
         assert self._client is not None
         for url in urls:
-            self._client.delete(
-                self._collection,
-                points_selector=models.FilterSelector(filter=page_points_filter(url)),
-                wait=True,
-            )
+            self._client.delete(self._collection, scope=Scope(url=url))
             logger.info("Deleted the points of %s", url)
 
     def _prune(self, urls: list[str]) -> None:

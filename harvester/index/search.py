@@ -1,22 +1,35 @@
-"""Searching the collection: dense (the model), sparse (BM25) or both fused. Scrapy-free.
+"""Searching the collection: dense (the model), sparse (BM25) or both fused; results grouped by page
+or not. Scrapy-free.
 
-Hybrid is the default. Plain reciprocal rank fusion (k=60) loses to the better single mode on
-query sets where one side is much stronger (documentation queries reward exact words). Ranks
-throw away how sure each side is; fusing the scores, each side's normalised to [0, 1] over its
-candidates and the lexical side weighted 1.5, keeps a confident BM25 hit on top while dense
-similarity reorders the close calls. The defaults were tuned on the public corpora, with every
-setting tried recorded in bench/README.md.
+How a query is answered, and why (every setting tried is in bench/README.md):
+
+1. **Candidates**: the ``depth`` best chunks by cosine similarity and the ``depth`` best by BM25,
+   in one batch request to the store (``candidates``), narrowed by an optional scope (site, URL
+   prefix, section). That is the only part that talks to the store.
+2. **Fusion** (``fuse``), by default ``score``: a chunk scores its cosine similarity plus
+   ``sparse_weight`` (0.4) times its BM25 score divided by the best BM25 score of the query. Cosine is
+   comparable from one query to the next, so it is used as it is; BM25 is not (it grows with the
+   query's length and rare words), so it is scaled to the query's best. A chunk absent from one
+   list gets nothing from that side. Min-max normalisation of both sides (the previous default)
+   stretches the dense side's small differences into large ones; rank fusion (RRF) throws away how
+   sure each side is: both ranked worse on natural questions.
+3. **Pages** (``group_pages``): a question is about a page, and the chunks of a page compete with
+   one another otherwise. A page scores its best chunk plus ``page_weight`` times its next
+   ``page_chunks`` best: a second good chunk is evidence, while long pages cannot win by sheer
+   number of mediocre chunks. One result per page, its best chunk's text.
+
+``group_by=None`` returns chunks instead, in fused order, identical texts collapsed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from qdrant_client import models
-
-from harvester.index.lexical import query_vector
-from harvester.index.store import SPARSE_VECTOR
+from harvester.index.engines import as_store
+from harvester.index.lexical import sparse_query
+from harvester.index.store import Candidate, Query, Scope, Store
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
@@ -24,91 +37,150 @@ if TYPE_CHECKING:
     from harvester.embedding.models import Embedder
 
 MODES = ("hybrid", "dense", "sparse")
-
-
-FUSIONS = ("rrf", "minmax", "dbsf")
+FUSIONS = ("score", "minmax", "rrf")
+GROUPS = ("page", None)
 
 
 @dataclass(frozen=True)
 class SearchTuning:
-    """Candidates fetched per side, and how the two lists are fused: weighted reciprocal rank
-    fusion (Qdrant's, constant ``rrf_k``), or a weighted sum of each side's scores normalised over
-    its candidates (``minmax``: to [0, 1]; ``dbsf``: mean +- 3 standard deviations, as Qdrant's
-    distribution-based score fusion, which has no weights)."""
+    """The knobs of the ranking (module docstring). ``fusion``: ``score`` (cosine + weighted
+    BM25/best BM25), ``minmax`` (each side min-max normalised over its candidates, weighted sum)
+    or ``rrf`` (weighted reciprocal rank fusion, constant ``rrf_k``)."""
 
     depth: int = 20
+    sparse_weight: float = 0.4
+    page_weight: float = 0.25
+    page_chunks: int = 1
+    fusion: str = "score"
     dense_weight: float = 1.0
-    sparse_weight: float = 1.5
     rrf_k: int = 10
-    fusion: str = "minmax"
+
+
+DEFAULT_TUNING = SearchTuning()
 
 
 def search(
-    client: QdrantClient, collection: str, embedder: Embedder, query: str, k: int,
-    mode: str = "hybrid", tuning: SearchTuning = SearchTuning(),
+    client: Store | QdrantClient, collection: str, embedder: Embedder, query: str, k: int,
+    mode: str = "hybrid", tuning: SearchTuning = DEFAULT_TUNING, *, group_by: str | None = "page",
+    scope: Scope | None = None,
 ) -> list[dict[str, Any]]:
-    """The top ``k`` chunks for ``query``, best first, identical texts collapsed into the first."""
+    """The top ``k`` results for ``query``, best first: pages (``group_by="page"``, each with its
+    best chunk) or chunks (``group_by=None``, identical texts collapsed into the first).
+
+    ``client`` is a store (``harvester.index.engines.open_store``) or a ``QdrantClient``;
+    ``scope`` narrows the search (site, URL prefix, section)."""
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}: one of {MODES}")
-    # Fetch extra so that collapsing repeated texts (boilerplate) still leaves k results.
-    limit = k * 3
-    dense = embedder.encode([query], batch_size=1)[0].tolist() if mode != "sparse" else None
-    indices, values = query_vector(query)
-    sparse = models.SparseVector(indices=indices, values=values)
-    if mode == "dense":
-        response = client.query_points(collection, query=dense, using=embedder.vector_name,
-                                       limit=limit, with_payload=True)
-    elif mode == "sparse":
-        response = client.query_points(collection, query=sparse, using=SPARSE_VECTOR,
-                                       limit=limit, with_payload=True)
-    elif tuning.fusion != "rrf":
-        return collapse(_score_fusion(client, collection, embedder.vector_name, dense, sparse, tuning)[:limit], k)
-    else:
-        response = client.query_points(
-            collection,
-            prefetch=[
-                models.Prefetch(query=dense, using=embedder.vector_name, limit=tuning.depth),
-                models.Prefetch(query=sparse, using=SPARSE_VECTOR, limit=tuning.depth),
-            ],
-            query=models.RrfQuery(rrf=models.Rrf(
-                k=tuning.rrf_k, weights=[tuning.dense_weight, tuning.sparse_weight])),
-            limit=limit, with_payload=True,
-        )
-    return collapse([hit(p.payload or {}, p.score) for p in response.points], k)
-
-
-def _score_fusion(
-    client: QdrantClient, collection: str, using: str, dense: list[float], sparse: models.SparseVector,
-    tuning: SearchTuning,
-) -> list[dict[str, Any]]:
-    """Both candidate lists in one call, fused by weighted normalised scores."""
+    if group_by not in GROUPS:
+        raise ValueError(f"unknown grouping {group_by!r}: 'page' or None")
     if tuning.fusion not in FUSIONS:
         raise ValueError(f"unknown fusion {tuning.fusion!r}: one of {FUSIONS}")
-    dense_side, sparse_side = client.query_batch_points(collection, [
-        models.QueryRequest(query=dense, using=using, limit=tuning.depth, with_payload=True),
-        models.QueryRequest(query=sparse, using=SPARSE_VECTOR, limit=tuning.depth, with_payload=True),
-    ])
+    dense = embedder.encode([query], batch_size=1)[0].tolist() if mode != "sparse" else None
+    sparse = sparse_query(query) if mode != "dense" else None
+    # Only the first ``depth`` of each side are fused; the rest fill up to k results after
+    # grouping or collapsing, ranked after them. A few pages can hold all the candidates (a long
+    # page on the query's topic): then fetch deeper, once.
+    limit = tuning.depth + 5 * k
+    store = as_store(client)
+    for _attempt in range(2):
+        dense_side, sparse_side = candidates(store, collection, embedder.vector_name, dense, sparse, limit, scope)
+        results = rank(dense_side, sparse_side, k, tuning, group_by=group_by)
+        if len(results) >= k or max(len(dense_side), len(sparse_side)) < limit:
+            break
+        limit *= 4
+    return results
+
+
+def candidates(
+    store: Store, collection: str, using: str, dense: Sequence[float] | None,
+    sparse: tuple[list[int], list[float]] | None, limit: int, scope: Scope | None = None,
+) -> tuple[list[Candidate], list[Candidate]]:
+    """The best ``limit`` chunks by the dense vector and by the sparse one (an empty list for a side
+    not asked), in one request."""
+    queries, sides = [], []
+    if dense is not None:
+        queries.append(Query(limit, using=using, dense=list(dense), scope=scope))
+        sides.append("dense")
+    if sparse is not None and sparse[0]:  # a query of punctuation only has no terms
+        queries.append(Query(limit, sparse=sparse, scope=scope))
+        sides.append("sparse")
+    found: dict[str, list[Candidate]] = {"dense": [], "sparse": []}
+    if queries:
+        for side, result in zip(sides, store.query(collection, queries), strict=True):
+            found[side] = result
+    return found["dense"], found["sparse"]
+
+
+def rank(
+    dense: list[Candidate], sparse: list[Candidate], k: int, tuning: SearchTuning = DEFAULT_TUNING,
+    *, group_by: str | None = "page",
+) -> list[dict[str, Any]]:
+    """Results from the two candidate lists (either may be empty): fused, then grouped by page or
+    collapsed. Pure: no Qdrant, no model."""
+    head = fuse(dense[:tuning.depth], sparse[:tuning.depth], tuning)
+    seen = {c.id for c, _ in head}
+    # Candidates past the depth only fill up, after every fused one.
+    tail = [pair for pair in fuse(dense, sparse, tuning) if pair[0].id not in seen]
+    if group_by != "page":
+        return collapse([hit(c.payload, score) for c, score in head + tail], k)
+    results = group_pages(head, k, tuning)
+    if len(results) < k:
+        have = {result["url"] for result in results}
+        results += [r for r in group_pages(tail, k, tuning) if r["url"] not in have][:k - len(results)]
+    return results
+
+
+def fuse(
+    dense: list[Candidate], sparse: list[Candidate], tuning: SearchTuning = DEFAULT_TUNING,
+) -> list[tuple[Candidate, float]]:
+    """Each candidate chunk once, with its fused score, best first (ties: dense order first)."""
+    sides = [(dense, tuning.dense_weight, "dense"), (sparse, tuning.sparse_weight, "sparse")]
     fused: dict[Any, float] = {}
-    payloads: dict[Any, dict[str, Any]] = {}
-    for points, weight in ((dense_side.points, tuning.dense_weight), (sparse_side.points, tuning.sparse_weight)):
-        for point, score in zip(points, _normalised([p.score for p in points], tuning.fusion), strict=True):
-            fused[point.id] = fused.get(point.id, 0.0) + weight * score
-            payloads[point.id] = point.payload or {}
-    ranked = sorted(fused, key=fused.__getitem__, reverse=True)
-    return [hit(payloads[point_id], fused[point_id]) for point_id in ranked]
+    chunks: dict[Any, Candidate] = {}
+    for side, weight, kind in sides:
+        if not side:
+            continue
+        for position, (candidate, score) in enumerate(zip(side, _side_scores(side, kind, tuning), strict=True)):
+            if tuning.fusion == "rrf":
+                score = 1.0 / (tuning.rrf_k + position + 1)
+            fused[candidate.id] = fused.get(candidate.id, 0.0) + weight * score
+            chunks.setdefault(candidate.id, candidate)
+    order = {key: i for i, key in enumerate(chunks)}
+    ranked = sorted(fused, key=lambda key: (-fused[key], order[key]))
+    return [(chunks[key], fused[key]) for key in ranked]
 
 
-def _normalised(scores: list[float], fusion: str) -> list[float]:
-    if not scores:
-        return []
-    if fusion == "minmax":
+def _side_scores(side: list[Candidate], kind: str, tuning: SearchTuning) -> list[float]:
+    scores = [c.score for c in side]
+    if tuning.fusion == "minmax":
         low, high = min(scores), max(scores)
-    else:
-        mean = sum(scores) / len(scores)
-        spread = 3 * (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
-        low, high = mean - spread, mean + spread
-    span = (high - low) or 1.0
-    return [(score - low) / span for score in scores]
+        span = (high - low) or 1.0
+        return [(s - low) / span for s in scores]
+    if kind == "dense":
+        return scores  # cosine: comparable across queries as it is
+    best = max(scores) or 1.0
+    return [s / best for s in scores]
+
+
+def group_pages(ranked: list[tuple[Candidate, float]], k: int, tuning: SearchTuning = DEFAULT_TUNING) -> list[dict[str, Any]]:
+    """One result per page, best page first: its best chunk, scored with ``page_weight`` times its
+    next ``page_chunks`` best chunks added; ``matches``: how many of its chunks were candidates."""
+    pages: dict[str, list[tuple[Candidate, float]]] = {}
+    for candidate, score in ranked:
+        url = _url(candidate.payload) or str(candidate.id)
+        pages.setdefault(url, []).append((candidate, score))
+    scored = []
+    for order, chunks in enumerate(pages.values()):
+        chunks.sort(key=lambda pair: -pair[1])
+        extra = sum(score for _, score in chunks[1:1 + tuning.page_chunks])
+        scored.append((chunks[0][1] + tuning.page_weight * extra, order, chunks))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    results = []
+    for score, _, chunks in scored[:k]:
+        result = hit(chunks[0][0].payload, score)
+        result["matches"] = len(chunks)
+        results.append(result)
+    return results
 
 
 def collapse(hits: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
@@ -121,6 +193,10 @@ def collapse(hits: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
         elif len(kept) < k:
             kept[key] = result
     return list(kept.values())
+
+
+def _url(payload: dict[str, Any]) -> str | None:
+    return (payload.get("metadata") or {}).get("source_url")
 
 
 def hit(payload: dict[str, Any], score: float) -> dict[str, Any]:

@@ -1,44 +1,174 @@
-"""Qdrant access shared by the index pipeline and ``scrapy search``: client, collection, points."""
+"""The collection's schema and payload layout, and the small store interface that the index
+pipeline, the re-crawl state reader, ``scrapy search`` and the MCP server use.
+
+A store is one of two engines behind the same methods (``harvester.index.engines``): Qdrant's
+in-process engine (qdrant-edge, the embedded default) or a ``QdrantClient`` (a server at
+``QDRANT_URL``, or qdrant-client's local mode, which LangChain and LlamaIndex can open). Callers
+speak in the neutral types below, so neither engine's types leak past its adapter.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import uuid
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from qdrant_client import QdrantClient, models
-
+# Point ids are decided in harvester.index.ids (free of this module's imports, for crawls that store
+# nothing); re-exported because the store's callers name them here.
+from harvester.index.ids import POINT_NAMESPACE, boilerplate_point_id, chunk_point_id, point_id  # noqa: F401
 from harvester.index.lexical import document_vector
 
-SPARSE_VECTOR = "bm25"
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
 
-# Fixed so that a page's chunk keeps its point id across crawls and machines.
-POINT_NAMESPACE = uuid.UUID("6f1c4a52-9d1b-4e59-9a43-3f0cbd3c7a11")
+# The sparse vector's name says how its terms are made (harvester.index.lexical: FastEmbed's English
+# BM25 stems plus the words as written). A collection holding an older encoding has another name
+# and is refused, rather than queried with ids that match nothing.
+SPARSE_VECTOR = "bm25-en"
+OLD_SPARSE_VECTORS = {"bm25": "CRC-32 ids of unstemmed words, from an earlier Harvester"}
+
+
+# Every point carries LlamaIndex's node fields (a node with flat metadata and the chunk's text) next
+# to ``page_content`` + ``metadata`` (LangChain's defaults), so both frameworks read the collection.
+NODE_CONTENT = "_node_content"
+NODE_TYPE = "_node_type"
+# The metadata keys a LlamaIndex node carries: what an answer needs to cite its source, kept short
+# because the node's JSON is stored in every point.
+NODE_METADATA_KEYS = ("source_url", "title", "section", "heading_path", "chunk_index", "domain")
 
 
 class CollectionMismatch(RuntimeError):
     """The existing collection cannot hold this model's vectors."""
 
 
+class StoreUnavailable(RuntimeError):
+    """The store cannot be opened (locked past the wait, unreachable server, wrong format)."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which points an operation covers; every field set narrows it (all must hold)."""
+
+    url: str | None = None
+    domain: str | None = None
+    url_prefix: str | None = None
+    section: str | None = None
+    exclude_ids: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.url or self.domain or self.url_prefix or self.section or self.exclude_ids)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point to write: its dense vector goes under the name ``using`` (the model's)."""
+
+    id: str
+    payload: dict[str, Any]
+    dense: list[float] | None = None
+    sparse: tuple[list[int], list[float]] | None = None
+    using: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One scored point of a query."""
+
+    id: str
+    score: float
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One stored point as a scroll returns it."""
+
+    id: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A dense (``dense`` set, against the vector ``using``) or sparse (``sparse``) candidate query."""
+
+    limit: int
+    using: str = ""
+    dense: list[float] | None = None
+    sparse: tuple[list[int], list[float]] | None = None
+    scope: Scope | None = None
+    with_payload: bool = True
+
+
+class Store(Protocol):
+    """What Harvester needs of a vector store; both engines implement it."""
+
+    engine: str
+    where: str
+
+    def collections(self) -> list[str]: ...
+
+    def exists(self, collection: str) -> bool: ...
+
+    def ensure_collection(self, collection: str, vector: str, dimension: int) -> bool: ...
+
+    def dense_vectors(self, collection: str) -> dict[str, int]: ...
+
+    def sparse_vectors(self, collection: str) -> set[str]: ...
+
+    def upsert(self, collection: str, points: Sequence[Point]) -> None: ...
+
+    def overwrite_payloads(self, collection: str, points: Sequence[Point]) -> None: ...
+
+    def set_metadata(self, collection: str, scope: Scope, values: dict[str, Any]) -> None: ...
+
+    def delete(self, collection: str, ids: Sequence[str] = (), scope: Scope | None = None) -> None: ...
+
+    def scroll(self, collection: str, scope: Scope | None = None, keys: Sequence[str] | None = None,
+               batch: int = 1024) -> Iterator[Record]: ...
+
+    def count(self, collection: str, scope: Scope | None = None) -> int: ...
+
+    def points(self, collection: str, batch: int = 256) -> Iterator[Point]: ...
+
+    def query(self, collection: str, queries: Sequence[Query]) -> list[list[Candidate]]: ...
+
+    def close(self) -> None: ...
+
+
 def open_client(url: str | None, api_key: str | None, path: str) -> QdrantClient:
-    """A server client when ``url`` is set, else embedded local mode on disk at ``path``."""
+    """A server client when ``url`` is set, else qdrant-client's local mode on disk at ``path``."""
+    # qdrant-client is imported only where it is used: it takes seconds, and the embedded engine's
+    # cold searches do without it.
+    from qdrant_client import QdrantClient
     if url:
         return QdrantClient(url=url, api_key=api_key or None)
     Path(path).mkdir(parents=True, exist_ok=True)
     return QdrantClient(path=path)
 
 
+def local_mode_collections(path: str | Path) -> list[str]:
+    """The collections of a qdrant-client local-mode store at ``path`` (none if it is not one),
+    read from its ``meta.json`` without opening (and locking) it."""
+    meta = Path(path) / "meta.json"
+    try:
+        return sorted(json.loads(meta.read_text(encoding="utf-8")).get("collections", {}))
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
 def ensure_collection(
     client: QdrantClient, name: str, vector: str, dimension: int, *, server: bool = False
 ) -> bool:
-    """Create the collection if missing: the dense ``vector`` (cosine) and the ``bm25`` sparse
+    """Create the collection if missing: the dense ``vector`` (cosine) and the ``bm25-en`` sparse
     vector (Qdrant computes its IDF). True if it was created.
 
     Raises CollectionMismatch when it exists without a ``vector`` of ``dimension`` values or without
     the sparse vector.
     """
+    from qdrant_client import models
     if not client.collection_exists(name):
         client.create_collection(
             name,
@@ -51,11 +181,7 @@ def ensure_collection(
             client.create_payload_index(name, "metadata.source_url", models.PayloadSchemaType.KEYWORD)
         return True
     params_all = client.get_collection(name).config.params
-    if SPARSE_VECTOR not in (params_all.sparse_vectors or {}):
-        raise CollectionMismatch(
-            f"collection {name!r} has no {SPARSE_VECTOR!r} sparse vector for lexical search "
-            "(an older Harvester made it); use another collection or delete this one"
-        )
+    check_sparse_encoding(name, params_all.sparse_vectors)
     vectors = params_all.vectors
     params = vectors.get(vector) if isinstance(vectors, dict) else None
     if params is None:
@@ -72,49 +198,38 @@ def ensure_collection(
     return False
 
 
-def point_id(url: str, index: int) -> str:
-    """The deterministic point id of chunk ``index`` of the page at ``url``."""
-    return str(uuid.uuid5(POINT_NAMESPACE, f"{url}#{index}"))
-
-
-def chunk_point_id(url: str, text: str, occurrence: int = 0) -> str:
-    """The point id of a chunk of the page at ``url`` whose embedded text is ``text``.
-
-    Derived from the text, not the chunk's position, so a re-crawl keeps the ids (and the vectors)
-    of the chunks that did not change when text is inserted above them; ``occurrence`` tells apart
-    the same text repeated on one page.
-    """
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    suffix = f"#{occurrence}" if occurrence else ""
-    return str(uuid.uuid5(POINT_NAMESPACE, f"{url}#text:{digest}{suffix}"))
-
-
-def page_points_filter(url: str) -> models.Filter:
-    """Every point of the page at ``url``."""
-    return models.Filter(
-        must=[models.FieldCondition(key="metadata.source_url", match=models.MatchValue(value=url))]
-    )
-
-
-def stale_chunks_filter(url: str, keep_ids: Sequence[str]) -> models.Filter:
-    """The points of ``url`` that are not among ``keep_ids``."""
-    return models.Filter(
-        must=[models.FieldCondition(key="metadata.source_url", match=models.MatchValue(value=url))],
-        must_not=[models.HasIdCondition(has_id=list(keep_ids))] if keep_ids else None,
+def check_sparse_encoding(name: str, sparse_vectors: dict[str, Any] | None) -> None:
+    """Raise CollectionMismatch unless the collection's sparse vector is this Harvester's encoding."""
+    have = set(sparse_vectors or {})
+    if SPARSE_VECTOR in have:
+        return
+    old = sorted(have & OLD_SPARSE_VECTORS.keys())
+    if old:
+        raise CollectionMismatch(
+            f"collection {name!r} was indexed with an older lexical encoding ({old[0]!r}: "
+            f"{OLD_SPARSE_VECTORS[old[0]]}); its terms do not match today's queries. Re-crawl into a new "
+            "collection (HARVESTER_QDRANT_COLLECTION) or delete this one and crawl again"
+        )
+    raise CollectionMismatch(
+        f"collection {name!r} has no {SPARSE_VECTOR!r} sparse vector for lexical search "
+        "(another program made it); use another collection or delete this one"
     )
 
 
 def chunk_vectors(dense_name: str, dense: Any, text: str) -> dict[str, Any]:
     """The named vectors of one point: dense from the model (a sequence or a numpy row), sparse
     from the text."""
+    from qdrant_client import models
+
     indices, values = document_vector(text)
     dense_list = dense.tolist() if hasattr(dense, "tolist") else list(dense)
     return {dense_name: dense_list, SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)}
 
 
-def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str) -> dict[str, Any]:
-    """The payload of one chunk's point: ``page_content`` + ``metadata``, as RAG frameworks read it."""
-    return {
+def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes: bool = True) -> dict[str, Any]:
+    """The payload of one chunk's point: ``page_content`` + ``metadata``, as LangChain reads it,
+    and with ``nodes`` LlamaIndex's node fields (``node_fields``)."""
+    payload = {
         "page_content": chunk["text"],
         "metadata": {
             "source_type": page.source_type,
@@ -139,28 +254,27 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str) -> dict[s
             "boilerplate": bool(chunk.get("boilerplate")),
         },
     }
+    if nodes:
+        payload.update(node_fields(chunk["id"], payload))
+    return payload
 
 
-def boilerplate_point_id(text: str) -> str:
-    """The point id of a boilerplate chunk: from its text alone (whitespace collapsed), so the one
-    stored copy is the same point whichever page carried it first, in this crawl and the next."""
-    digest = hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
-    return str(uuid.uuid5(POINT_NAMESPACE, f"boilerplate:{digest}"))
+def node_fields(point: str, payload: dict[str, Any]) -> dict[str, str]:
+    """LlamaIndex's ``_node_content`` (a TextNode as JSON: the text once, flat metadata) and
+    ``_node_type``: its ``QdrantVectorStore`` rebuilds nodes from them and from nothing else."""
+    metadata = payload.get("metadata") or {}
+    node = {
+        "id_": point,
+        "text": payload.get("page_content", ""),
+        "metadata": {key: metadata.get(key) for key in NODE_METADATA_KEYS},
+        "class_name": "TextNode",
+    }
+    return {NODE_CONTENT: json.dumps(node, ensure_ascii=False, separators=(",", ":")),
+            NODE_TYPE: "TextNode"}
 
 
-def set_page_aliases(client: QdrantClient, collection: str, url: str, aliases: Sequence[str]) -> None:
-    """Write ``metadata.aliases`` on every point of the page at ``url``."""
-    client.set_payload(
-        collection,
-        payload={"aliases": list(aliases)},
-        key="metadata",
-        points=models.Filter(must=[models.FieldCondition(key="metadata.source_url",
-                                                         match=models.MatchValue(value=url))]),
-        wait=True,
-    )
-
-
-def delete_points(client: QdrantClient, collection: str, ids: Sequence[str]) -> None:
-    """Delete the points ``ids`` (missing ones are ignored)."""
-    if ids:
-        client.delete(collection, points_selector=models.PointIdsList(points=list(ids)), wait=True)
+def chunk_point(point: str, using: str, dense: Any, text: str, payload: dict[str, Any]) -> Point:
+    """A chunk's point: the model's dense vector (a sequence or a numpy row) named ``using``, and
+    the BM25 sparse vector of ``text``."""
+    dense_list = dense.tolist() if hasattr(dense, "tolist") else list(dense)
+    return Point(id=point, payload=payload, dense=dense_list, sparse=document_vector(text), using=using)

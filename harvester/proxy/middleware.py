@@ -35,7 +35,7 @@ from twisted.internet.error import TimeoutError as TwistedTimeoutError
 from twisted.internet.interfaces import IResolutionReceiver
 from zope.interface import provider
 
-from harvester.guard.resolver import REFUSED_HOSTS, GuardedResolver
+from harvester.guard.resolver import REFUSED_HOSTS, installed_resolver
 from harvester.guard.rules import AllowList, parse_ip, request_host, url_refusal
 from harvester.meta import PROXIED, PROXY_FALLBACK
 from harvester.proxy import ProxySettingsError, proxy_settings
@@ -212,12 +212,8 @@ def _trust_proxy_host(host: str, port: int) -> None:
     with the proxy's port) and tunnels to an https target through a TCP4ClientEndpoint (asked
     with port 0), so the proxy is trusted at those two ports only. A crawl target at the proxy's
     own host and port would pass the resolver too: it is the user's proxy."""
-    if not is_reactor_installed():
-        return
-    from twisted.internet import reactor
-
-    resolver = getattr(reactor, "nameResolver", None)
-    if not isinstance(resolver, GuardedResolver):
+    resolver = installed_resolver()
+    if resolver is None:
         return
     address = parse_ip(host)
     if address is None:

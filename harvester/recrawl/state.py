@@ -23,6 +23,9 @@ STATE_KEYS = [
     "metadata.chunk_index",
     "metadata.total_chunks",
     "links",
+    # LlamaIndex's node fields: a page whose points lack them (or have them) against the setting
+    # HARVESTER_QDRANT_LLAMAINDEX_NODES is rewritten.
+    "_node_type",
 ]
 
 
@@ -43,11 +46,15 @@ class StoredPage:
     chunk_ids: set[str] = field(default_factory=set)
     links: list[str] = field(default_factory=list)
     consistent: bool = True
+    node_fields: bool = True
+    # Set when the payloads must be rewritten although the page did not change (the index pipeline
+    # decides): the page is fetched without validators so that it reaches the pipeline.
+    refresh_payload: bool = False
 
     @property
     def validators(self) -> dict[str, str]:
         """The conditional request headers for this page (none if it must be fetched again)."""
-        if not self.consistent:
+        if not self.consistent or self.refresh_payload:
             return {}
         headers = {}
         if self.etag:
@@ -81,6 +88,7 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
         indexes.add(meta.get("chunk_index", -1))
         totals.add(meta.get("total_chunks", -1))
         page.chunk_ids.add(str(point_id))
+        page.node_fields = page.node_fields and "_node_type" in payload
         page.harvested_at = min(page.harvested_at, meta.get("harvested_at") or "") or page.harvested_at
         if "links" in payload:
             page.links = list(payload.get("links") or [])
@@ -93,25 +101,16 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
     return pages
 
 
-def scroll_state(client: Any, collection: str, batch: int = 1024) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every point's id and re-crawl payload keys (no vectors)."""
-    from qdrant_client import models
-
-    offset = None
-    while True:
-        points, offset = client.scroll(
-            collection, limit=batch, offset=offset, with_vectors=False,
-            with_payload=models.PayloadSelectorInclude(include=STATE_KEYS),
-        )
-        for point in points:
-            yield str(point.id), point.payload or {}
-        if offset is None:
-            return
+def scroll_state(store: Any, collection: str, batch: int = 1024) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every point's id and re-crawl payload keys (no vectors), from a store
+    (``harvester.index.store.Store``)."""
+    for record in store.scroll(collection, keys=STATE_KEYS, batch=batch):
+        yield record.id, record.payload
 
 
-def load_stored_pages(client: Any, collection: str) -> dict[str, StoredPage]:
+def load_stored_pages(store: Any, collection: str) -> dict[str, StoredPage]:
     """The state of every page stored in ``collection``."""
-    return pages_from_points(scroll_state(client, collection))
+    return pages_from_points(scroll_state(store, collection))
 
 
 def parse_lastmod(value: str | None) -> tuple[datetime, bool] | None:

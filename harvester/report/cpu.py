@@ -1,5 +1,5 @@
 """CPU time per crawl stage, counted in the crawl's stats so every run shows where its CPU went
-(``harvester/cpu_ms/<stage>``: ``parse``, ``links``, ``extraction``, ``chunking``, ``dedup``).
+(``harvester/cpu_ms/<stage>``: ``parse``, ``links``, ``extraction``, ``chunking``, ``dedup``: near-duplicate signatures and aggregate pages).
 What is left of the process's CPU time is fetching: Scrapy's engine, the downloader and the
 middlewares, the feed. Scrapy-free.
 

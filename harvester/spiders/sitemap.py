@@ -80,7 +80,8 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
             return False
         recrawl = self.crawler.get_extension(Recrawl)
         page = recrawl.stored(url) if recrawl is not None else None
-        if page is None or not page.consistent or not unchanged_since(lastmod, page.harvested_at):
+        if (page is None or not page.consistent or page.refresh_payload
+                or not unchanged_since(lastmod, page.harvested_at)):
             return False
         recrawl.mark_unchanged(url)
         recrawl.count("sitemap_lastmod_skipped")

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import brotli
 
-from tests.sites import doc_page
-from tests.sitesrv import RESET, Route
+from tests.servers.sites import doc_page
+from tests.servers.sitesrv import RESET, Route
 
 BOMB_SIZE = 512 * 1024 * 1024  # decompressed; DOWNLOAD_MAXSIZE is 32 MiB
 HUGE_SIZE = 40 * 1024 * 1024

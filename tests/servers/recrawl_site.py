@@ -13,8 +13,8 @@ from typing import Any
 
 from scrapy.dupefilters import RFPDupeFilter
 
-from tests.sites import doc_page
-from tests.sitesrv import Route, SiteServer
+from tests.servers.sites import doc_page
+from tests.servers.sitesrv import Route, SiteServer
 
 LAST_MODIFIED = format_datetime(datetime(2026, 1, 5, 12, 0, tzinfo=timezone.utc), usegmt=True)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 from textwrap import dedent
 
-from tests.sitesrv import Route
+from tests.servers.sitesrv import Route
 
 PROSE = (
     "This page explains how the {name} component of the frobnicator works, which settings it "
@@ -208,3 +208,73 @@ def dedup_site() -> dict[str, Route]:
     for i in range(1, 7):
         routes[f"/docs/topic{i}.html"] = Route(_dedup_page(f"Topic {i}", ["index.html"]), headers=html)
     return routes
+
+
+_SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "da", "fe", "gu", "hi", "jo", "be")
+BOOK_CHAPTERS = ("Ownership", "Borrowing", "Lifetimes", "Traits", "Closures", "Iterators", "Macros", "Testing")
+
+
+def _book_prose(seed: int, sentences: int) -> list[str]:
+    """Deterministic sentences of made-up words, distinct for each seed."""
+    import random
+
+    rng = random.Random(seed)
+    words = ["".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))) for _ in range(400)]
+    return [" ".join(rng.choice(words) for _ in range(rng.randint(9, 16))).capitalize() + "."
+            for _ in range(sentences)]
+
+
+def _book_chapter_body(number: int, anchor_prefix: str = "") -> str:
+    """A chapter's <main> content: a title, three sections of prose; anchors as mdBook writes them
+    (the print page prefixes them)."""
+    title = BOOK_CHAPTERS[number - 1]
+    sections = []
+    for section in range(3):
+        sentences = _book_prose(number * 10 + section, 8)
+        paragraphs = "".join(f"<p>{' '.join(sentences[i:i + 4])}</p>" for i in (0, 4))
+        slug = f"{anchor_prefix}section-{section + 1}"
+        sections.append(f'<h2 id="{slug}"><a class="header" href="#{slug}">{title} part {section + 1}</a></h2>'
+                        f"{paragraphs}")
+    top = f"{anchor_prefix}{title.lower()}"
+    return f'<h1 id="{top}"><a class="header" href="#{top}">{title}</a></h1>' + "".join(sections)
+
+
+def _book_page(title: str, main: str, *, sidebar: bool, next_href: str | None) -> str:
+    chapters = "".join(f'<li class="chapter-item"><a href="ch{i}.html">{i}. {name}</a></li>'
+                       for i, name in enumerate(BOOK_CHAPTERS, 1))
+    nav = f'<nav id="sidebar" class="sidebar"><div class="sidebar-scrollbox"><ol class="chapter">{chapters}</ol></div></nav>'
+    pager = (f'<nav class="nav-wrapper"><a rel="next" class="nav-chapters" href="{next_href}">Next</a></nav>'
+             if next_href else "")
+    return dedent(f"""\
+        <!DOCTYPE html><html lang="en"><head><!-- Book generated using mdBook -->
+        <meta charset="UTF-8"><title>{title} - The Kalo Book</title></head><body>
+        {nav if sidebar else ""}
+        <div id="page-wrapper" class="page-wrapper"><div class="page">
+        <div id="menu-bar" class="menu-bar"><h1 class="menu-title">The Kalo Book</h1>
+        <div class="right-buttons"><a href="print.html" title="Print this book">Print</a></div></div>
+        <div id="content" class="content"><main>{main}</main>{pager}</div>
+        </div></div></body></html>""")
+
+
+def book_site(*, print_first: bool) -> tuple[dict[str, Route], str]:
+    """An mdBook-like book: eight chapters and ``print.html``, the whole book on one page (chapter
+    by chapter, anchors prefixed as mdBook does); and the start path.
+
+    ``print_first``: start at ``print.html``, whose sidebar leads to the chapters, so the print page
+    is the first page processed. Otherwise start at ``ch1.html``; each chapter only leads to the
+    next one (no sidebar), and the last one to ``print.html``, so the print page comes last.
+    """
+    count = len(BOOK_CHAPTERS)
+    routes = {}
+    for number in range(1, count + 1):
+        next_href = f"ch{number + 1}.html" if number < count else "print.html"
+        routes[f"/book/ch{number}.html"] = Route(_book_page(
+            BOOK_CHAPTERS[number - 1], _book_chapter_body(number), sidebar=print_first, next_href=next_href))
+    whole = "".join(_book_chapter_body(number, anchor_prefix=f"ch{number}-") for number in range(1, count + 1))
+    routes["/book/print.html"] = Route(_book_page("The Kalo Book", whole, sidebar=True, next_href=None))
+    return routes, "/book/print.html" if print_first else "/book/ch1.html"
+
+
+def book_sentence(chapter: int, section: int, index: int) -> str:
+    """One sentence of the book, to search for."""
+    return _book_prose(chapter * 10 + section, 8)[index]

@@ -64,7 +64,10 @@ class SiteServer:
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.url = f"http://{host}:{self.port}/"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # shutdown() waits for the serving loop to notice; at the default 0.5 s poll, every test
+        # with a server would wait up to half a second on exit.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
 
     def __enter__(self) -> SiteServer:
         self._thread.start()

@@ -1,6 +1,6 @@
 """A stub name table under the real SSRF guard, so tests can give a host name any address.
 
-``-s TWISTED_DNS_RESOLVER=tests.stubdns.StubGuardedResolver`` with ``HARVESTER_TEST_HOSTS`` (JSON:
+``-s TWISTED_DNS_RESOLVER=tests.servers.stubdns.StubGuardedResolver`` with ``HARVESTER_TEST_HOSTS`` (JSON:
 name -> list of addresses) in the environment; other names resolve as usual.
 """
 

@@ -1,0 +1,63 @@
+"""``scrapy mcp``: serve the collection to assistants over the Model Context Protocol."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from harvester.commands.search import index_settings, open_settings_store
+from harvester.embedding.folder import ModelUnavailable
+from harvester.index.store import StoreUnavailable
+
+if TYPE_CHECKING:
+    import argparse
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    # stdout carries the protocol: Scrapy's log goes to stderr, and only when asked for.
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self) -> str:
+        return "[options]"
+
+    def short_desc(self) -> str:
+        return "Serve the collection over MCP (search, fetch, list_sources)"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--collection", help="default collection (default HARVESTER_QDRANT_COLLECTION)")
+        parser.add_argument("--http", action="store_true",
+                            help="streamable HTTP on --host/--port instead of stdio")
+        parser.add_argument("--host", default="127.0.0.1", help="loopback address for --http (127.0.0.1)")
+        parser.add_argument("--port", type=int, default=8765, help="port for --http (8765)")
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        # Imported here, as every command's heavy modules: Scrapy imports all command modules
+        # for every command, crawls included.
+        from harvester.service.core import SearchService
+        from harvester.service.encoder import load_query_embedder
+        from harvester.service.mcp import loopback, serve
+
+        if args:
+            raise UsageError("scrapy mcp takes no arguments")
+        if opts.http and not loopback(opts.host):
+            raise UsageError(f"--host must be a loopback address (127.0.0.1, ::1), not {opts.host!r}")
+        assert self.settings is not None
+        settings = index_settings(self.settings)
+        try:
+            embedder = load_query_embedder(settings)
+            store = open_settings_store(settings)
+        except (ModelUnavailable, StoreUnavailable) as exc:
+            print(f"harvester: error: {exc}", file=sys.stderr)
+            self.exitcode = 1
+            return
+        service = SearchService(store, embedder, opts.collection or settings.get("HARVESTER_QDRANT_COLLECTION"))
+        try:
+            serve(service, "http" if opts.http else "stdio", opts.host, opts.port)
+        finally:
+            service.close()

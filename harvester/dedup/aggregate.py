@@ -1,0 +1,147 @@
+"""Aggregate pages: pages that repeat the content of several other pages of the same crawl (mdBook's
+``print.html``, Sphinx ``singlehtml``, "print this chapter", tag pages that inline their posts).
+Scrapy-free.
+
+They are not documents of their own: in search they outrank the specific page that holds the same
+text, because they carry every query's words somewhere. They are recognised by containment, as the
+pages stream in, whichever arrives first:
+
+- *covered*: the share of a page's text also found on other pages of the crawl;
+- *largest*: the share the single most similar other page accounts for;
+
+both counting only pages not already found to be aggregates, so a partial aggregate inside a
+larger one (a tag page inside a yearly archive, a chapter's print page inside the whole book's) is
+still recognised.
+
+A page is an aggregate when ``covered >= share`` and ``covered - largest >= spread``: most of it is
+elsewhere, and not on one page only. The second condition keeps the specific pages (each one is
+contained whole in the aggregate: one page explains all of it), exact or near copies (one page
+again), and pages whose repeated part is boilerplate (any single page explains it). A page with
+its own content beside a little repeated text has a low ``covered`` and stays.
+
+Text is compared as word 8-grams (Markdown link targets and image sources dropped, so the same
+paragraph linked differently still matches), sampled by hash (one in ``sample``) to bound memory on
+large crawls; containment estimated on a sample stays unbiased.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from array import array
+from collections import Counter
+
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_WORD = re.compile(r"\w+")
+
+SHINGLE = 8
+SAMPLE = 8
+SPREAD = 0.25
+# A page with fewer sampled shingles than this is too short to judge (and never an aggregate).
+MIN_SHINGLES = 8
+# Owners remembered per shingle: text found on more pages than this is boilerplate-like, and the
+# pages beyond it are still counted as covered, against the first owners.
+MAX_OWNERS = 8
+
+
+def sampled_shingles(markdown: str, *, size: int = SHINGLE, sample: int = SAMPLE) -> set[int]:
+    """The hashes of the word ``size``-grams of ``markdown`` kept by the 1-in-``sample`` sampling."""
+    words = _WORD.findall(_LINK_TARGET.sub("]", markdown).casefold())
+    kept: set[int] = set()
+    for i in range(max(len(words) - size + 1, 0)):
+        digest = zlib.crc32(" ".join(words[i:i + size]).encode("utf-8"))
+        if digest % sample == 0:
+            kept.add(digest)
+    return kept
+
+
+class AggregateDetector:
+    """Decides, as pages arrive, which are aggregates of the others (see the module docstring).
+
+    ``add`` returns the keys newly decided: the page just added (it arrived after the pages it
+    repeats) and/or earlier pages (they arrived first; the pages they repeat came later). A
+    decision holds for the rest of the crawl.
+    """
+
+    def __init__(self, share: float, *, spread: float = SPREAD) -> None:
+        if not 0 < share <= 1:
+            raise ValueError(f"aggregate share must be in (0, 1], got {share!r}")
+        self.share = share
+        self.spread = spread
+        self.aggregates: set[str] = set()
+        self._keys: list[str] = []
+        self._index: dict[str, int] = {}
+        self._shingles: list[array[int]] = []
+        self._aggregate: set[int] = set()
+        self._owners: dict[int, int | list[int]] = {}
+        self._size: list[int] = []
+        self._covered: list[int] = []
+        self._overlap: list[Counter[int]] = []
+
+    def add(self, key: str, shingles: set[int]) -> list[str]:
+        """Count the page ``key`` with its ``sampled_shingles``; the keys now found to be aggregates."""
+        page = len(self._keys)
+        self._keys.append(key)
+        self._index[key] = page
+        self._shingles.append(array("I", shingles))
+        self._size.append(len(shingles))
+        self._covered.append(0)
+        overlap: Counter[int] = Counter()
+        self._overlap.append(overlap)
+        for shingle in shingles:
+            owners = self._owners.get(shingle)
+            if owners is None:
+                self._owners[shingle] = page  # most shingles have one owner: an int, not a list
+                continue
+            if isinstance(owners, int):
+                owners = [owners]
+                self._owners[shingle] = owners
+                self._covered[owners[0]] += 1
+            self._covered[page] += 1
+            for other in owners:
+                overlap[other] += 1
+                self._overlap[other][page] += 1
+            if len(owners) < MAX_OWNERS:
+                owners.append(page)
+        decided: list[str] = []
+        pending = [page, *overlap]
+        while pending:
+            candidate = pending.pop()
+            if candidate not in self._aggregate and self._is_aggregate(candidate):
+                self._aggregate.add(candidate)
+                self.aggregates.add(self._keys[candidate])
+                decided.append(self._keys[candidate])
+                # A page it contains may be a smaller aggregate, hidden behind it until now.
+                pending.extend(o for o in self._overlap[candidate] if o not in self._aggregate)
+        return decided
+
+    def figures(self, key: str) -> tuple[float, float] | None:
+        """(covered, largest) of the page ``key`` against the pages that are not aggregates, or
+        None if unknown or too short to judge."""
+        page = self._index.get(key)
+        return None if page is None else self._shares(page)
+
+    def _shares(self, page: int) -> tuple[float, float] | None:
+        size = self._size[page]
+        if size < MIN_SHINGLES:
+            return None
+        covered = 0
+        per_page: Counter[int] = Counter()
+        for shingle in self._shingles[page]:
+            owners = self._owners[shingle]
+            others = [] if isinstance(owners, int) else [
+                o for o in owners if o != page and o not in self._aggregate]
+            if others:
+                covered += 1
+                per_page.update(others)
+        return covered / size, max(per_page.values(), default=0) / size
+
+    def _is_aggregate(self, page: int) -> bool:
+        # The running counts bound the exact shares from above: most pages stop here.
+        if self._size[page] < MIN_SHINGLES or self._covered[page] < self.share * self._size[page]:
+            return False
+        shares = self._shares(page)
+        if shares is None:
+            return False
+        covered, largest = shares
+        return covered >= self.share and covered - largest >= self.spread

@@ -1,0 +1,295 @@
+"""The embedded store on Qdrant's in-process engine (qdrant-edge): one shard folder per collection
+under ``<HARVESTER_QDRANT_PATH>/edge/``.
+
+Chosen by measurement over qdrant-client's local mode (bench/bench_engines.py, docs/storage.md):
+the server's own storage engine, so writes, reopening and hybrid queries stay fast at tens of
+thousands of chunks. Its folder lock is shared with other processes through ``Lease``: a crawl and
+a search or MCP server take turns, each holding the shard only while it uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as edge
+
+from harvester.index.engines.lease import Lease, LeaseTimeout
+from harvester.index.store import (
+    SPARSE_VECTOR,
+    Candidate,
+    CollectionMismatch,
+    Point,
+    Query,
+    Record,
+    Scope,
+    StoreUnavailable,
+    check_sparse_encoding,
+)
+
+logger = logging.getLogger(__name__)
+
+CONFIG_FILE = "edge_config.json"
+# Filtered deletes (re-crawls) and search filters (site, section) use these.
+INDEXED_KEYS = ("metadata.source_url", "metadata.domain", "metadata.section")
+# How often an idle holder checks whether another process is waiting for the folder.
+YIELD_CHECK = 0.1
+
+
+def edge_root(path: str | Path) -> Path:
+    return Path(path) / "edge"
+
+
+def edge_collections(path: str | Path) -> list[str]:
+    """The collections of the embedded store at ``path`` (shard folders with a config)."""
+    root = edge_root(path)
+    if not root.is_dir():
+        return []
+    return sorted(d.name for d in root.iterdir() if (d / CONFIG_FILE).is_file())
+
+
+def edge_filter(scope: Scope | None) -> edge.Filter | None:
+    if scope is None or scope.empty:
+        return None
+    must: list[Any] = []
+    for key, value in (("metadata.source_url", scope.url), ("metadata.domain", scope.domain),
+                       ("metadata.section", scope.section)):
+        if value:
+            must.append(edge.FieldCondition(key=key, match=edge.MatchValue(value)))
+    if scope.url_prefix:
+        must.append(edge.FieldCondition(key="metadata.source_url", match=edge.MatchPrefix(scope.url_prefix)))
+    must_not = [edge.HasIdCondition(set(scope.exclude_ids))] if scope.exclude_ids else None
+    return edge.Filter(must=must or None, must_not=must_not)
+
+
+class EdgeStore:
+    """The store interface over qdrant-edge shards, one per collection, opened when first used.
+
+    Thread-safe (one lock around every shard call). ``wait`` is how long an operation waits for
+    another process to give the folder up.
+    """
+
+    engine = "edge"
+
+    def __init__(self, path: str | Path, wait: float = 60.0) -> None:
+        self.path = Path(path)
+        self.root = edge_root(path)
+        self.where = str(self.root)
+        self._wait = wait
+        self._lock = threading.RLock()
+        self._shards: dict[str, Any] = {}
+        self._leases: dict[str, Lease] = {}
+        self._closed = threading.Event()
+        self._yielder = threading.Thread(target=self._yield_when_wanted, name="harvester-edge-lease",
+                                         daemon=True)
+        self._yielder.start()
+
+    # -- shards and turns -------------------------------------------------------------------------
+
+    def _dir(self, collection: str) -> Path:
+        if not collection or "/" in collection or collection.startswith("."):
+            raise ValueError(f"bad collection name {collection!r}")
+        return self.root / collection
+
+    def _shard(self, collection: str) -> Any:
+        """The open shard of ``collection`` (the caller holds ``self._lock``)."""
+        shard = self._shards.get(collection)
+        if shard is not None:
+            return shard
+        folder = self._dir(collection)
+        if not (folder / CONFIG_FILE).is_file():
+            raise StoreUnavailable(f"no collection {collection!r} at {self.root}")
+        lease = self._lease(collection)
+        try:
+            lease.acquire()
+        except LeaseTimeout as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        try:
+            shard = self._shards[collection] = edge.EdgeShard.load(str(folder))
+        except Exception:
+            lease.release()
+            raise
+        return shard
+
+    def _lease(self, collection: str) -> Lease:
+        lease = self._leases.get(collection)
+        if lease is None:
+            lease = self._leases[collection] = Lease(self._dir(collection), self._wait)
+        return lease
+
+    def _give_up(self, collection: str) -> None:
+        shard = self._shards.pop(collection, None)
+        if shard is not None:
+            shard.close()  # flushes
+        self._leases[collection].release()
+
+    def _after(self, collection: str) -> None:
+        """After an operation: hand the folder over if another process waits for it."""
+        lease = self._leases.get(collection)
+        if lease is not None and lease.contended():
+            self._give_up(collection)
+
+    def _yield_when_wanted(self) -> None:
+        while not self._closed.wait(YIELD_CHECK):
+            if not self._lock.acquire(blocking=False):
+                continue  # busy: the operation hands over when it ends
+            try:
+                for collection in list(self._shards):
+                    self._after(collection)
+            except Exception:  # never let the watcher die; the next operation retries
+                logger.exception("Could not hand the embedded store over")
+            finally:
+                self._lock.release()
+
+    def _run(self, collection: str, fn: Any) -> Any:
+        with self._lock:
+            try:
+                return fn(self._shard(collection))
+            finally:
+                if collection in self._shards:
+                    self._after(collection)
+
+    # -- the store interface ----------------------------------------------------------------------
+
+    def collections(self) -> list[str]:
+        return edge_collections(self.path)
+
+    def exists(self, collection: str) -> bool:
+        return (self._dir(collection) / CONFIG_FILE).is_file()
+
+    def config(self, collection: str) -> dict[str, Any]:
+        return json.loads((self._dir(collection) / CONFIG_FILE).read_text(encoding="utf-8"))
+
+    def dense_vectors(self, collection: str) -> dict[str, int]:
+        return {name: params["size"] for name, params in (self.config(collection).get("vectors") or {}).items()}
+
+    def sparse_vectors(self, collection: str) -> set[str]:
+        return set(self.config(collection).get("sparse_vectors") or {})
+
+    def ensure_collection(self, collection: str, vector: str, dimension: int) -> bool:
+        """Create the shard if missing (the dense ``vector``, cosine; the ``bm25-en`` sparse vector
+        with Qdrant's IDF; keyword indexes for filters). True if it was created. Raises
+        CollectionMismatch when it exists with other vectors."""
+        with self._lock:
+            if not self.exists(collection):
+                lease = self._lease(collection)
+                try:
+                    lease.acquire()
+                except LeaseTimeout as exc:
+                    raise StoreUnavailable(str(exc)) from exc
+                if not self.exists(collection):  # another process may have made it meanwhile
+                    config = edge.EdgeConfig(
+                        vectors={vector: edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine)},
+                        sparse_vectors={SPARSE_VECTOR: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)},
+                    )
+                    shard = edge.EdgeShard.create(str(self._dir(collection)), config)
+                    for key in INDEXED_KEYS:
+                        shard.update(edge.UpdateOperation.create_field_index(key, edge.PayloadSchemaType.Keyword))
+                    shard.flush()
+                    self._shards[collection] = shard
+                    return True
+                lease.release()
+        config = self.config(collection)
+        check_sparse_encoding(collection, config.get("sparse_vectors"))
+        vectors = self.dense_vectors(collection)
+        if vector not in vectors:
+            have = ", ".join(f"{k} ({v})" for k, v in vectors.items())
+            raise CollectionMismatch(
+                f"collection {collection!r} has no vector named {vector!r} (it has: {have}); "
+                "use another collection or the model it was built with")
+        if vectors[vector] != dimension:
+            raise CollectionMismatch(
+                f"collection {collection!r} stores {vectors[vector]}-dimensional {vector!r} vectors but "
+                f"the model makes {dimension}-dimensional ones; use another collection or delete this one")
+        return False
+
+    def upsert(self, collection: str, points: Sequence[Point]) -> None:
+        if points:
+            batch = [edge.Point(p.id, _vectors(p), p.payload) for p in points]
+            self._run(collection, lambda s: s.update(edge.UpdateOperation.upsert_points(batch)))
+
+    def overwrite_payloads(self, collection: str, points: Sequence[Point]) -> None:
+        def write(shard: Any) -> None:
+            for p in points:
+                shard.update(edge.UpdateOperation.overwrite_payload([p.id], p.payload))
+        if points:
+            self._run(collection, write)
+
+    def set_metadata(self, collection: str, scope: Scope, values: dict[str, Any]) -> None:
+        self._run(collection, lambda s: s.update(
+            edge.UpdateOperation.set_payload_by_filter(edge_filter(scope), values, "metadata")))
+
+    def delete(self, collection: str, ids: Sequence[str] = (), scope: Scope | None = None) -> None:
+        def remove(shard: Any) -> None:
+            if ids:
+                shard.update(edge.UpdateOperation.delete_points(list(ids)))
+            if scope is not None and not scope.empty:
+                shard.update(edge.UpdateOperation.delete_points_by_filter(edge_filter(scope)))
+        self._run(collection, remove)
+
+    def scroll(self, collection: str, scope: Scope | None = None, keys: Sequence[str] | None = None,
+               batch: int = 1024) -> Iterator[Record]:
+        selector: Any = edge.PayloadSelector.Include(list(keys)) if keys is not None else True
+        offset = None
+        while True:
+            request = edge.ScrollRequest(offset=offset, limit=batch, filter=edge_filter(scope),
+                                         with_payload=selector, with_vector=False)
+            records, offset = self._run(collection, lambda s, r=request: s.scroll(r))
+            for record in records:
+                yield Record(str(record.id), record.payload or {})
+            if offset is None:
+                return
+
+    def count(self, collection: str, scope: Scope | None = None) -> int:
+        return self._run(collection, lambda s: s.count(edge.CountRequest(exact=True, filter=edge_filter(scope))))
+
+    def points(self, collection: str, batch: int = 256) -> Iterator[Point]:
+        """Every point with its vectors (for an export)."""
+        offset = None
+        while True:
+            request = edge.ScrollRequest(offset=offset, limit=batch, with_payload=True, with_vector=True)
+            records, offset = self._run(collection, lambda s, r=request: s.scroll(r))
+            for record in records:
+                dense_name, dense, sparse = "", None, None
+                for name, value in (record.vector or {}).items():
+                    if name == SPARSE_VECTOR:
+                        sparse = (list(value.indices), list(value.values))
+                    else:
+                        dense_name, dense = name, list(value)
+                yield Point(str(record.id), record.payload or {}, dense, sparse, dense_name)
+            if offset is None:
+                return
+
+    def query(self, collection: str, queries: Sequence[Query]) -> list[list[Candidate]]:
+        requests = [edge.QueryRequest(
+            limit=q.limit,
+            query=edge.Query.Nearest(q.dense, using=q.using) if q.dense is not None
+            else edge.Query.Nearest(edge.SparseVector(q.sparse[0], q.sparse[1]), using=SPARSE_VECTOR),
+            filter=edge_filter(q.scope), with_payload=q.with_payload, with_vector=False,
+        ) for q in queries]
+        if len(requests) == 1:
+            results = [self._run(collection, lambda s: s.query(requests[0]))]
+        else:
+            results = self._run(collection, lambda s: s.query_batch(edge.QueryBatchRequest(requests)))
+        return [[Candidate(str(p.id), float(p.score), p.payload or {}) for p in points] for points in results]
+
+    def close(self) -> None:
+        self._closed.set()
+        with self._lock:
+            for collection in list(self._shards):
+                self._give_up(collection)
+            for lease in self._leases.values():
+                lease.release()
+
+
+def _vectors(point: Point) -> dict[str, Any]:
+    vectors: dict[str, Any] = {}
+    if point.dense is not None:
+        vectors[point.using] = point.dense
+    if point.sparse is not None:
+        vectors[SPARSE_VECTOR] = edge.SparseVector(point.sparse[0], point.sparse[1])
+    return vectors

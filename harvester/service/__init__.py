@@ -1,0 +1,1 @@
+"""Search as a service: the MCP server's core (Scrapy-free)."""

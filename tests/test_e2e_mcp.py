@@ -1,0 +1,150 @@
+"""The MCP server end to end: a real crawl, then ``scrapy mcp`` spoken to over stdio by the mcp
+SDK's own client; a search and a re-crawl run beside it on the same embedded store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from tests.crawl import REPO, crawl, run_scrapy, scrapy_env
+from tests.servers.sites import chain_site
+from tests.servers.sitesrv import SiteServer
+
+pytestmark = pytest.mark.e2e
+
+
+def structured(result: Any) -> Any:
+    assert not result.is_error, result.content
+    data = result.structured_content
+    return data["result"] if isinstance(data, dict) and set(data) == {"result"} else data
+
+
+async def session_run(workdir: Path, steps) -> Any:  # type: ignore[no-untyped-def]
+    params = StdioServerParameters(command=sys.executable, args=["-m", "scrapy", "mcp"], cwd=str(REPO),
+                                   env=scrapy_env(workdir))
+    with (workdir / "mcp-stderr.txt").open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await steps(session)
+
+
+def test_mcp_server_searches_fetches_and_lists_a_real_crawl(tmp_path):
+    with SiteServer(routes=chain_site()) as server:
+        result = crawl("docs", server.url + "docs/p1.html", tmp_path)
+        assert result.returncode == 0, result.output
+        pages = {item["url"]: item for item in result.items}
+        target = next(url for url in pages if url.endswith("/p3.html"))
+        query = pages[target]["chunks"][0]["text"][:200]
+
+        async def steps(session: ClientSession) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            tools = await session.list_tools()
+            out["tools"] = sorted(t.name for t in tools.tools)
+            out["search"] = structured(await session.call_tool("search", {"query": query, "k": 3}))
+            out["grouped"] = structured(await session.call_tool(
+                "search", {"query": "configure part", "k": 10, "group_by_page": True}))
+            out["prefix"] = structured(await session.call_tool(
+                "search", {"query": query, "k": 5, "url_prefix": target}))
+            out["fetch"] = structured(await session.call_tool("fetch", {"url": target}))
+            out["sources"] = structured(await session.call_tool("list_sources", {}))
+            out["missing"] = await session.call_tool("fetch", {"url": server.url + "nowhere.html"})
+            out["bad_k"] = await session.call_tool("search", {"query": "x", "k": 0})
+            # The server holds the store now; a search and a re-crawl in other processes still run.
+            out["cli"] = await anyio.to_thread.run_sync(lambda: run_scrapy(
+                ["search", "--json", "-k", "2", query], tmp_path, timeout=300))
+            out["recrawl"] = await anyio.to_thread.run_sync(
+                lambda: crawl("docs", server.url + "docs/p1.html", tmp_path, feed="again.jsonl"))
+            out["after"] = structured(await session.call_tool("search", {"query": query, "k": 1}))
+            return out
+
+        out = anyio.run(session_run, tmp_path, steps)
+
+    assert out["tools"] == ["fetch", "list_sources", "search"]
+    best = out["search"][0]
+    assert best["url"] == target
+    assert best["title"] == pages[target]["title"]
+    assert best["heading_path"] == pages[target]["chunks"][0]["heading_path"]
+    assert best["text"] == pages[target]["chunks"][0]["text"]
+    urls = [hit["url"] for hit in out["grouped"]]
+    assert len(urls) == len(set(urls)) > 1, "one result per page"
+    assert {hit["url"] for hit in out["prefix"]} == {target}
+    fetched = out["fetch"]
+    assert fetched["title"] == pages[target]["title"]
+    assert fetched["markdown"] == "\n\n".join(c["text"] for c in pages[target]["chunks"])
+    assert fetched["chunks"] == len(pages[target]["chunks"])
+    assert fetched["metadata"]["content_hash"] == pages[target]["content_hash"]
+    (collection,) = out["sources"]
+    assert collection["collection"] == "harvester" and collection["pages"] == len(pages)
+    assert collection["chunks"] == sum(len(p["chunks"]) for p in pages.values())
+    assert collection["last_crawl"] and collection["sites"][0]["pages"] == len(pages)
+    assert out["missing"].is_error and "no page" in out["missing"].content[0].text
+    assert out["bad_k"].is_error
+    assert out["cli"].returncode == 0, out["cli"].stderr[-2000:]
+    assert json.loads(out["cli"].stdout)[0]["url"] == target
+    assert out["recrawl"].returncode == 0, out["recrawl"].output[-3000:]
+    assert out["recrawl"].stat("pages_crawled") or out["recrawl"].items
+    assert out["after"][0]["url"] == target
+
+
+def test_mcp_http_refuses_a_non_loopback_host(tmp_path):
+    process = run_scrapy(["mcp", "--http", "--host", "0.0.0.0"], tmp_path, timeout=120)
+    assert process.returncode == 2
+    assert "loopback" in process.stderr
+
+
+def test_mcp_over_streamable_http_on_loopback(tmp_path):
+    import socket
+    import subprocess
+    import time
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    from harvester.embedding.folder import DEFAULT_MODEL
+    from harvester.embedding.models import load_embedder
+    from harvester.index.engines import open_store
+    from harvester.index.store import chunk_point
+
+    embedder = load_embedder(DEFAULT_MODEL)
+    texts = {"http://docs.test/a.html": "Routing maps URLs to view functions with the route decorator.",
+             "http://docs.test/b.html": "Templates are rendered with Jinja and a context of variables."}
+    store = open_store(None, None, str(tmp_path / "qdrant"))
+    store.ensure_collection("harvester", embedder.vector_name, embedder.dimension)
+    store.upsert("harvester", [
+        chunk_point(f"00000000-0000-0000-0000-00000000000{i}", embedder.vector_name, vector, text,
+                    {"page_content": text, "metadata": {"source_url": url, "title": url[-6:], "headings": [],
+                                                        "chunk_index": 0, "domain": "docs.test"}})
+        for i, ((url, text), vector) in enumerate(zip(texts.items(), embedder.encode(list(texts.values()), 2),
+                                                      strict=True))])
+    store.close()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "scrapy", "mcp", "--http", "--port", str(port)], cwd=REPO,
+                              env=scrapy_env(tmp_path, NO_PROXY="127.0.0.1"), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert server.poll() is None, server.stderr.read()[-2000:]
+            time.sleep(0.5)
+
+        async def ask() -> Any:
+            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                return structured(await session.call_tool("search", {"query": "how do routes work", "k": 1}))
+
+        (hit,) = anyio.run(ask)
+        assert hit["url"] == "http://docs.test/a.html"
+    finally:
+        server.terminate()
+        server.wait(timeout=60)

@@ -1,0 +1,207 @@
+"""The store interface on both engines (the embedded qdrant-edge shard and qdrant-client's local
+mode), the turn-taking between processes on one embedded store, and the fast query encoder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harvester.index.engines import open_store
+from harvester.index.store import (
+    NODE_CONTENT,
+    Point,
+    Query,
+    Scope,
+    StoreUnavailable,
+    chunk_point_id,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def vec(i: int) -> list[float]:
+    v = np.zeros(8)
+    v[i % 8] = 1.0
+    v[(i + 1) % 8] = 0.1
+    return (v / np.linalg.norm(v)).tolist()
+
+
+def points() -> list[Point]:
+    out = []
+    for i, (url, section) in enumerate([("https://a.test/docs/x.html", "Guide"), ("https://a.test/docs/y.html", "Guide"),
+                                        ("https://a.test/api/z.html", "API"), ("https://b.test/docs/x.html", "Guide")]):
+        payload = {"page_content": f"chunk {i} about topic{i}", "metadata": {
+            "source_url": url, "domain": url.split("/")[2], "section": section, "chunk_index": 0, "aliases": []}}
+        out.append(Point(chunk_point_id(url, str(i)), payload, vec(i), ([i + 1], [1.0]), "m"))
+    return out
+
+
+@pytest.fixture(params=["edge", "local"])
+def store(request, tmp_path):
+    store = open_store(None, None, str(tmp_path / "q"), request.param)
+    store.ensure_collection("c", "m", 8)
+    store.upsert("c", points())
+    yield store
+    store.close()
+
+
+def test_store_queries_filters_and_updates(store):
+    (dense,) = store.query("c", [Query(2, using="m", dense=vec(2))])
+    assert dense[0].payload["metadata"]["source_url"] == "https://a.test/api/z.html"
+    (sparse,) = store.query("c", [Query(5, sparse=([3], [1.0]))])
+    assert [c.payload["page_content"] for c in sparse] == ["chunk 2 about topic2"]
+    def urls(scope):
+        return {c.payload["metadata"]["source_url"] for c in store.query("c", [Query(10, using="m", dense=vec(0), scope=scope)])[0]}
+    assert urls(Scope(domain="b.test")) == {"https://b.test/docs/x.html"}
+    assert urls(Scope(url_prefix="https://a.test/docs/")) == {"https://a.test/docs/x.html", "https://a.test/docs/y.html"}
+    assert urls(Scope(section="API")) == {"https://a.test/api/z.html"}
+    assert store.count("c") == 4 and store.count("c", Scope(domain="a.test")) == 3
+    assert {r.id for r in store.scroll("c")} == {p.id for p in points()}
+    (record,) = list(store.scroll("c", Scope(url="https://b.test/docs/x.html"), keys=["metadata.source_url"]))
+    assert record.payload == {"metadata": {"source_url": "https://b.test/docs/x.html"}}
+    store.set_metadata("c", Scope(url="https://b.test/docs/x.html"), {"aliases": ["https://b.test/x"]})
+    (record,) = list(store.scroll("c", Scope(url="https://b.test/docs/x.html")))
+    assert record.payload["metadata"]["aliases"] == ["https://b.test/x"] and record.payload["metadata"]["section"] == "Guide"
+    first = points()[0]
+    store.overwrite_payloads("c", [Point(first.id, {"page_content": "rewritten", "metadata": first.payload["metadata"]})])
+    (dense,) = store.query("c", [Query(1, using="m", dense=vec(0))])
+    assert dense[0].payload["page_content"] == "rewritten", "the vector is kept, the payload replaced"
+    store.delete("c", scope=Scope(domain="a.test", exclude_ids=(first.id,)))
+    assert {r.id for r in store.scroll("c")} == {first.id, points()[3].id}
+    store.delete("c", [first.id])
+    assert store.count("c") == 1
+    exported = list(store.points("c"))
+    assert exported[0].using == "m" and len(exported[0].dense) == 8 and exported[0].sparse == ([4], [1.0])
+
+
+def test_export_into_local_mode_keeps_vectors_and_payloads(tmp_path):
+    from harvester.index.export import export_collection
+
+    source = open_store(None, None, str(tmp_path / "e"), "edge")
+    source.ensure_collection("c", "m", 8)
+    source.upsert("c", points())
+    target = open_store(None, None, str(tmp_path / "l"), "local")
+    try:
+        assert export_collection(source, "c", target, batch=3) == 4
+        (hit,) = target.query("c", [Query(1, using="m", dense=vec(3))])
+        assert hit[0].payload["metadata"]["source_url"] == "https://b.test/docs/x.html"
+        assert target.dense_vectors("c") == {"m": 8}
+    finally:
+        source.close()
+        target.close()
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {repo!r})
+    from harvester.index.engines import open_store
+    from harvester.index.store import Point, Query
+    store = open_store(None, None, {path!r}, "edge")
+    store.ensure_collection("c", "m", 8)
+    store.upsert("c", [Point("00000000-0000-0000-0000-000000000001", {{"page_content": "held"}}, [1.0] + [0.0] * 7, None, "m")])
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[1]))
+    # Reads again after the other process wrote: it sees the write.
+    print(store.count("c"), flush=True)
+    store.close()
+""")
+
+
+def test_two_processes_take_turns_on_one_embedded_store(tmp_path):
+    path = str(tmp_path / "q")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER.format(repo=str(REPO), path=path), "3"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        start = time.monotonic()
+        store = open_store(None, None, path, "edge", wait=30)
+        store.upsert("c", [Point("00000000-0000-0000-0000-000000000002", {"page_content": "second"},
+                                 [0.0, 1.0] + [0.0] * 6, None, "m")])
+        assert store.count("c") == 2
+        assert time.monotonic() - start < 2.5, "the idle holder handed the store over at once"
+        out, _ = holder.communicate(timeout=60)
+        assert out.strip() == "2"
+        assert store.count("c") == 2
+        store.close()
+    finally:
+        holder.kill()
+
+
+def test_a_store_held_past_the_wait_is_a_clear_error(tmp_path):
+    from harvester.index.engines.lease import Lease
+
+    path = tmp_path / "q"
+    store = open_store(None, None, str(path), "edge")
+    store.ensure_collection("c", "m", 8)
+    store.close()
+    blocker = Lease(path / "edge" / "c", 1)
+    blocker.acquire()  # held without a shard behind it: nobody hands it over
+    try:
+        other = open_store(None, None, str(path), "edge", wait=0.3)
+        with pytest.raises(StoreUnavailable, match="in use by another process"):
+            other.count("c")
+        other.close()
+    finally:
+        blocker.release()
+
+
+def test_payload_carries_a_llamaindex_node_with_the_text_once(tmp_path):
+    import json
+
+    from harvester.index.store import NODE_METADATA_KEYS, chunk_payload
+
+    class Page:
+        url, title, section, domain, source_type = "https://a.test/p", "P", "S", "a.test", "html"
+        breadcrumbs, content_hash, etag, last_modified, chunks = [], "h", None, None, [None]
+
+    chunk = {"id": "00000000-0000-0000-0000-000000000009", "index": 0, "text": "body text",
+             "heading_path": ["P", "H"], "token_count": 2}
+    payload = chunk_payload(Page(), chunk, "2026-01-01")
+    node = json.loads(payload[NODE_CONTENT])
+    assert node["text"] == "body text" and node["id_"] == chunk["id"]
+    assert set(node["metadata"]) == set(NODE_METADATA_KEYS) and node["metadata"]["heading_path"] == "P > H"
+    assert payload["_node_type"] == "TextNode"
+
+
+def test_fast_query_encoder_matches_the_model(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from harvester.embedding.folder import DEFAULT_MODEL
+    from harvester.embedding.models import load_embedder
+    from harvester.service.encoder import load_onnx_query_encoder
+
+    encoder = load_onnx_query_encoder(DEFAULT_MODEL, str(tmp_path / "onnx"))
+    assert encoder is not None
+    model = load_embedder(DEFAULT_MODEL)
+    texts = ["how do I add a route", "RuntimeError: Working outside of application context", "x " * 400]
+    fast, slow = encoder.encode(texts), model.encode(texts, batch_size=4)
+    assert encoder.vector_name == model.vector_name and encoder.dimension == model.dimension
+    assert np.min(np.sum(fast * slow, axis=1)) > 0.9999
+    assert load_onnx_query_encoder(DEFAULT_MODEL, str(tmp_path / "empty"), export=False) is None
+
+
+def test_an_old_local_mode_collection_is_found_and_moved_beside_itself(tmp_path):
+    from harvester.index.engines import legacy_collections
+    from harvester.index.export import export_collection
+
+    path = str(tmp_path / "q")
+    old = open_store(None, None, path, "local")
+    old.ensure_collection("c", "m", 8)
+    old.upsert("c", points())
+    old.close()
+    assert legacy_collections(path) == ["c"]
+    source, target = open_store(None, None, path, "local"), open_store(None, None, path, "edge")
+    try:
+        assert export_collection(source, "c", target) == 4
+    finally:
+        source.close()
+        target.close()
+    assert legacy_collections(path) == []
+    store = open_store(None, None, path, "edge")
+    assert store.count("c") == 4
+    store.close()
