@@ -236,8 +236,11 @@ SPEC: tuple[Setting, ...] = (
             "Chunking and embedding", env="HARVESTER_EMBEDDING_BACKEND"),
     Setting("HARVESTER_ONNX_CACHE_DIR", None, Optional(Text(words="directory")), "where the ONNX exports of the "
             "model are written once and reused (unset: `~/.cache/harvester/onnx`)", "Chunking and embedding"),
-    Setting("HARVESTER_EMBEDDING_BATCH_SIZE", 64, POSITIVE, "chunks per model batch, across pages",
-            "Chunking and embedding"),
+    # 16, not 64: a batch of 64 full chunks adds ~330 MiB of activations to the peak, 16 adds ~110,
+    # at the same throughput on a CPU (bench/README.md, bench_embed_batch.py).
+    Setting("HARVESTER_EMBEDDING_BATCH_SIZE", 16, POSITIVE, "chunks per model batch, across pages (each "
+            "chunk of a batch adds memory while it is embedded: about 7 MiB for a full chunk of the "
+            "default model)", "Chunking and embedding"),
     Setting("HARVESTER_EMBEDDING_CACHE_SIZE", 20000, COUNT, "texts whose vectors are kept, so a repeated text is "
             "embedded once per crawl", "Chunking and embedding"),
     Setting("HARVESTER_EMBEDDING_THREADS", 0, COUNT, "torch threads for the model (0 = torch's default)",
