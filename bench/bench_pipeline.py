@@ -8,6 +8,7 @@ and prints end-to-end / model-alone. Optionally (--score) runs the public scorer
 step 3, with retrieval through `scrapy search`.
 
     .venv/bin/python bench/bench_pipeline.py [--corpus flask] [--spider docs] [--score] [--json-out F]
+        [--threads 0 1] [--process 1 0] [--batch-sizes 16 64]
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from harvester.chunking.context import embedding_text  # noqa: E402
+from harvester.config.spec import defaults  # noqa: E402
 from tests.crawl import NO_EMBEDDING  # noqa: E402
 from tests.crawl import cli_crawl as crawl  # noqa: E402
 from tests.servers.sitesrv import SiteServer  # noqa: E402
@@ -80,6 +82,10 @@ def main() -> None:
                         help="HARVESTER_EMBEDDING_THREADS values to run end to end (0 = torch default)")
     parser.add_argument("--process", type=int, nargs="+", default=[1, 0],
                         help="HARVESTER_EMBEDDING_PROCESS values to run end to end")
+    default_batch = defaults()["HARVESTER_EMBEDDING_BATCH_SIZE"]
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[default_batch],
+                        help=f"HARVESTER_EMBEDDING_BATCH_SIZE values, for the model alone and end to end "
+                             f"(default {default_batch})")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -97,39 +103,42 @@ def main() -> None:
         results["crawl_extract_chunk"] = {"pages": pages, "chunks": len(texts), "seconds": seconds,
                                           "pages_per_s": round(pages / seconds, 2)}
 
-        model_rates = {}
-        for threads in args.threads:
-            model_rates[threads] = model_alone(texts, 64, threads, work)
-            results[f"model_alone_threads_{threads}"] = {"chunks": len(texts),
-                                                         "chunks_per_s": round(model_rates[threads], 2)}
-        best_model = max(model_rates.values())
-
-        for in_process, threads in itertools.product(args.process, args.threads):
-            full = crawl(args.spider, server.url, work / f"full-{in_process}-{threads}",
-                         settings={"HARVESTER_EMBEDDING_THREADS": threads,
-                                   "HARVESTER_EMBEDDING_PROCESS": in_process})
-            assert full.returncode == 0, full.output[-2000:]
-            # The model loads while the first pages download; model-alone excludes loading, so the
-            # pipeline is timed from the moment its model was ready (both figures are kept).
-            ready = _stat(full.output, "harvester/embedding/model_ready_seconds")
-            seconds = full.report["elapsed_seconds"] - ready
-            e2e_rate = full.report["chunks_stored"] / seconds
-            results[f"end_to_end_process_{in_process}_threads_{threads}"] = {
-                "pages": full.report["pages_stored"], "chunks": full.report["chunks_stored"],
-                "seconds_from_spider_open": full.report["elapsed_seconds"], "model_ready_after_s": ready,
-                "seconds_from_model_ready": round(seconds, 2), "chunks_per_s": round(e2e_rate, 2),
-                "ratio_including_model_load": round(
-                    full.report["chunks_stored"] / full.report["elapsed_seconds"] / model_rates[threads], 3),
-                "ratio_over_model_same_threads": round(e2e_rate / model_rates[threads], 3),
-                "ratio_over_best_model": round(e2e_rate / best_model, 3),
-                "peak_rss_mib": full.report.get("peak_rss_mib")}
+        # Per batch size: the model alone, then end to end, close in time (the machine's load drifts).
+        model_rates: dict[tuple[int, int], float] = {}
+        for batch in args.batch_sizes:
+            suffix = "" if args.batch_sizes == [default_batch] else f"_batch_{batch}"
+            for threads in args.threads:
+                model_rates[threads, batch] = model_alone(texts, batch, threads, work)
+                results[f"model_alone_threads_{threads}{suffix}"] = {
+                    "chunks": len(texts), "batch_size": batch, "chunks_per_s": round(model_rates[threads, batch], 2)}
+            best_model = max(rate for (_, b), rate in model_rates.items() if b == batch)
+            for in_process, threads in itertools.product(args.process, args.threads):
+                full = crawl(args.spider, server.url, work / f"full-{in_process}-{threads}-{batch}",
+                             settings={"HARVESTER_EMBEDDING_THREADS": threads,
+                                       "HARVESTER_EMBEDDING_PROCESS": in_process,
+                                       "HARVESTER_EMBEDDING_BATCH_SIZE": batch})
+                assert full.returncode == 0, full.output[-2000:]
+                ready = _stat(full.output, "harvester/embedding/model_ready_seconds")
+                seconds = full.report["elapsed_seconds"] - ready
+                e2e_rate = full.report["chunks_stored"] / seconds
+                model_rate = model_rates[threads, batch]
+                results[f"end_to_end_process_{in_process}_threads_{threads}{suffix}"] = {
+                    "pages": full.report["pages_stored"], "chunks": full.report["chunks_stored"], "batch_size": batch,
+                    "seconds_from_spider_open": full.report["elapsed_seconds"], "model_ready_after_s": ready,
+                    "seconds_from_model_ready": round(seconds, 2), "chunks_per_s": round(e2e_rate, 2),
+                    "ratio_including_model_load": round(
+                        full.report["chunks_stored"] / full.report["elapsed_seconds"] / model_rate, 3),
+                    "ratio_over_model_same_threads": round(e2e_rate / model_rate, 3),
+                    "ratio_over_best_model": round(e2e_rate / best_model, 3),
+                    "peak_rss_mib": full.report.get("peak_rss_mib")}
         best = max(v["ratio_over_best_model"] for k, v in results.items() if k.startswith("end_to_end_"))
         results["ratio_end_to_end_over_model"] = best
 
         if args.score:
-            env = {**os.environ, "HARVESTER_QDRANT_PATH": str(work / f"full-{args.process[0]}-{args.threads[0]}" / "qdrant")}
+            first = work / f"full-{args.process[0]}-{args.threads[0]}-{args.batch_sizes[0]}"
+            env = {**os.environ, "HARVESTER_QDRANT_PATH": str(first / "qdrant")}
             score = subprocess.run(
-                [sys.executable, str(EVAL / "score.py"), args.corpus, str(work / f"full-{args.process[0]}-{args.threads[0]}" / "pages.jsonl"),
+                [sys.executable, str(EVAL / "score.py"), args.corpus, str(first / "pages.jsonl"),
                  "--search-cmd", f"{sys.executable} -m scrapy search --json -k 5 {{query}}",
                  "--max-queries", str(args.queries), "--json-out", str(work / "score.json")],
                 cwd=REPO, env=env, capture_output=True, text=True, check=True,

@@ -15,28 +15,10 @@ from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddlewa
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 
-from harvester.chunking.pipeline import ChunkingPipeline
 from harvester.cluster import apply_cluster_settings
 from harvester.config.checks import check_settings
 from harvester.config.spec import defaults
-from harvester.dedup.pipeline import AggregatePipeline, BoilerplatePipeline, DedupPipeline
-from harvester.embedding.pipeline import EmbeddingPipeline
 from harvester.exceptions import InvalidSettings
-from harvester.extract.middleware import ExtractionMiddleware
-from harvester.fetch.limits import BoundedHttpCompressionMiddleware, EncodingFixMiddleware
-from harvester.fetch.retryafter import RetryAfterMiddleware
-from harvester.fetch.robots import QuietRobotsTxtMiddleware
-from harvester.fetch.throttle import CrawlDelayThrottle
-from harvester.guard.middleware import SSRFGuardMiddleware
-from harvester.index.pipeline import IndexPipeline
-from harvester.proxy.middleware import ProxyModeMiddleware
-from harvester.recrawl.extension import Recrawl
-from harvester.recrawl.middleware import ConditionalRequestMiddleware, StoredLinksMiddleware
-from harvester.render.middleware import HANDLER, RenderRequestMiddleware, render_problem
-from harvester.report.extension import RunReport
-from harvester.report.middleware import FailureRecorderMiddleware
-from harvester.sites.middleware import SiteProfileMiddleware
-from harvester.urls.middleware import CrawlTrapMiddleware, ServedUrlMiddleware
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -47,8 +29,18 @@ logger = logging.getLogger(__name__)
 
 DEFAULTS: dict[str, Any] = defaults()
 
-PIPELINES = ((DedupPipeline, 100), (AggregatePipeline, 150), (ChunkingPipeline, 200), (EmbeddingPipeline, 300),
-             (IndexPipeline, 400), (BoilerplatePipeline, 250))
+# Harvester's components are named by import path: Scrapy imports each when it builds it, so a
+# command that builds none (``scrapy list``, ``scrapy search``) and a crawl with embedding and
+# the index off never import the model, Qdrant's client or the rest.
+INDEX_PIPELINE = "harvester.index.pipeline.IndexPipeline"
+PIPELINES = (
+    ("harvester.dedup.pipeline.DedupPipeline", 100),
+    ("harvester.dedup.pipeline.AggregatePipeline", 150),
+    ("harvester.chunking.pipeline.ChunkingPipeline", 200),
+    ("harvester.embedding.pipeline.EmbeddingPipeline", 300),
+    (INDEX_PIPELINE, 400),
+    ("harvester.dedup.pipeline.BoilerplatePipeline", 250),
+)
 
 
 class HarvesterAddon:
@@ -70,41 +62,44 @@ class HarvesterAddon:
             settings.set(name, value, "addon")
 
     def update_settings(self, settings: BaseSettings) -> None:
+        def add(name: str, path: str, priority: int | None) -> None:
+            _setdefault_component(settings, name, path, priority)
+
         for name, value in DEFAULTS.items():
             settings.set(name, value, "addon")
         for pipeline, order in PIPELINES:
-            settings.setdefault_in_component_priority_dict("ITEM_PIPELINES", pipeline, order)
+            if pipeline == INDEX_PIPELINE and not _switched_on(settings, "HARVESTER_INDEX_ENABLED"):
+                # Scrapy imports a component to learn that it is off: Qdrant's client costs
+                # seconds of CPU and ~75 MB, which a crawl without the index need not pay.
+                continue
+            add("ITEM_PIPELINES", pipeline, order)
         # Last to see a response and the first to see its output, so every request's final outcome
         # (after retries and redirects) is recorded.
-        settings.setdefault_in_component_priority_dict(
-            "DOWNLOADER_MIDDLEWARES", FailureRecorderMiddleware, 50
-        )
+        add("DOWNLOADER_MIDDLEWARES", "harvester.report.middleware.FailureRecorderMiddleware", 50)
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware, None)
         # Before robots.txt (100): a site profile's User-Agent is the one its rules are matched for.
-        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", SiteProfileMiddleware, 90)
-        settings.setdefault_in_component_priority_dict(
-            "DOWNLOADER_MIDDLEWARES", QuietRobotsTxtMiddleware, 100
-        )
+        add("DOWNLOADER_MIDDLEWARES", "harvester.sites.middleware.SiteProfileMiddleware", 90)
+        add("DOWNLOADER_MIDDLEWARES", "harvester.fetch.robots.QuietRobotsTxtMiddleware", 100)
         # Above RetryMiddleware (550), so a host the resolver refused is not retried.
-        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", SSRFGuardMiddleware, 560)
+        add("DOWNLOADER_MIDDLEWARES", "harvester.guard.middleware.SSRFGuardMiddleware", 560)
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", HttpCompressionMiddleware, None)
-        settings.setdefault_in_component_priority_dict(
-            "DOWNLOADER_MIDDLEWARES", BoundedHttpCompressionMiddleware, 590
-        )
+        add("DOWNLOADER_MIDDLEWARES", "harvester.fetch.limits.BoundedHttpCompressionMiddleware", 590)
         # Response order runs from high to low: after decompression (590), before RetryMiddleware (550).
-        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", EncodingFixMiddleware, 586)
-        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RetryAfterMiddleware, 555)
+        add("DOWNLOADER_MIDDLEWARES", "harvester.fetch.limits.EncodingFixMiddleware", 586)
+        add("DOWNLOADER_MIDDLEWARES", "harvester.fetch.retryafter.RetryAfterMiddleware", 555)
         # Between RetryAfterMiddleware (555) and SSRFGuardMiddleware (560), below HttpProxyMiddleware
         # (750): the guard judges a request after its proxy pre-check, a fallback comes at the
         # first failure rather than after the direct retries; ProxyModeMiddleware says why.
-        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", ProxyModeMiddleware, 557)
-        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ExtractionMiddleware, 100)
-        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", ServedUrlMiddleware, 900)
-        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", CrawlTrapMiddleware, 700)
+        add("DOWNLOADER_MIDDLEWARES", "harvester.proxy.middleware.ProxyModeMiddleware", 557)
+        add("SPIDER_MIDDLEWARES", "harvester.extract.middleware.ExtractionMiddleware", 100)
+        add("SPIDER_MIDDLEWARES", "harvester.urls.middleware.ServedUrlMiddleware", 900)
+        add("SPIDER_MIDDLEWARES", "harvester.urls.middleware.CrawlTrapMiddleware", 700)
         # Our subclass takes AutoThrottle's place (the built-in sits in EXTENSIONS_BASE).
         settings.setdefault_in_component_priority_dict("EXTENSIONS", AutoThrottle, None)
-        settings.setdefault_in_component_priority_dict("EXTENSIONS", CrawlDelayThrottle, 0)
-        settings.setdefault_in_component_priority_dict("EXTENSIONS", RunReport, 500)
+        add("EXTENSIONS", "harvester.fetch.throttle.CrawlDelayThrottle", 0)
+        add("EXTENSIONS", "harvester.report.extension.RunReport", 500)
+        # Before the crawl's threads allocate (harvester.memory).
+        add("EXTENSIONS", "harvester.memory.extension.MallocTuning", 10)
         try:
             cluster = settings.getbool("HARVESTER_CLUSTER")
         except ValueError:
@@ -112,14 +107,12 @@ class HarvesterAddon:
         if cluster:
             apply_cluster_settings(settings)
         # Before RunReport: built first, so its spider_closed handler (pruning) runs first.
-        settings.setdefault_in_component_priority_dict("EXTENSIONS", Recrawl, 450)
+        add("EXTENSIONS", "harvester.recrawl.extension.Recrawl", 450)
         # Past RedirectMiddleware (600) and RetryMiddleware (550): sees every request it sends.
-        settings.setdefault_in_component_priority_dict(
-            "DOWNLOADER_MIDDLEWARES", ConditionalRequestMiddleware, 650
-        )
-        settings.setdefault_in_component_priority_dict("SPIDER_MIDDLEWARES", StoredLinksMiddleware, 150)
+        add("DOWNLOADER_MIDDLEWARES", "harvester.recrawl.middleware.ConditionalRequestMiddleware", 650)
+        add("SPIDER_MIDDLEWARES", "harvester.recrawl.middleware.StoredLinksMiddleware", 150)
         # Before ConditionalRequestMiddleware (650), which asks no validators of rendered pages.
-        settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RenderRequestMiddleware, 540)
+        add("DOWNLOADER_MIDDLEWARES", "harvester.render.middleware.RenderRequestMiddleware", 540)
         _configure_browser(settings)
         if self._crawler is not None:
             try:
@@ -129,10 +122,37 @@ class HarvesterAddon:
                 raise
 
 
+def _setdefault_component(settings: BaseSettings, name: str, path: str, priority: int | None) -> None:
+    """``settings.setdefault_in_component_priority_dict`` for a component named by its import path,
+    without importing it: left alone when the setting already names it, as a class or a path
+    (Scrapy's own method compares what it loads with the class it is given, never equal to a
+    path, so it would overwrite a user's ``None`` that turned the component off)."""
+    components = settings.getdict(name)
+    if any(_import_path(key) == path for key in components):
+        return
+    components[path] = priority
+    settings.set(name, components, settings.getpriority(name) or 0)
+
+
+def _switched_on(settings: BaseSettings, name: str) -> bool:
+    try:
+        return settings.getbool(name)
+    except ValueError:
+        return True  # check_settings names the bad value
+
+
+def _import_path(component: Any) -> str:
+    return component if isinstance(component, str) else f"{component.__module__}.{component.__qualname__}"
+
+
 def _configure_browser(settings: BaseSettings) -> None:
     """scrapy-playwright's handler and launch options, only when a page may be rendered and a
     browser is there (harvester.config.checks refuses ``render=always`` without one; ``auto`` warns)."""
-    if settings.get("HARVESTER_RENDER") == "never" or render_problem(settings) is not None:
+    if settings.get("HARVESTER_RENDER") == "never":
+        return
+    from harvester.render.middleware import HANDLER, render_problem
+
+    if render_problem(settings) is not None:
         return
     from harvester.render.browser import browser_args, find_browser, launch_options
 

@@ -2,7 +2,7 @@
 
 import pytest
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.test import get_crawler
 
 from harvester.addon import HarvesterAddon
@@ -32,15 +32,69 @@ def crawler_with(**settings):
     return get_crawler(settings_dict={"ADDONS": {UncheckedAddon: 0}, **settings})
 
 
+def components(settings, name):
+    """A component priority dict with its base, keyed by class (the add-on names its components
+    by import path)."""
+    return {load_object(key): value for key, value in settings.get_component_priority_dict_with_base(name).items()}
+
+
 def test_addon_defaults_and_pipeline_order():
     settings = crawler_with().settings
     assert settings.getbool("ROBOTSTXT_OBEY") and settings.getbool("AUTOTHROTTLE_ENABLED")
     assert settings["USER_AGENT"].startswith("Harvester/")
     assert not settings.getbool("TELNETCONSOLE_ENABLED")
-    pipelines = settings.getwithbase("ITEM_PIPELINES")
+    pipelines = components(settings, "ITEM_PIPELINES")
     order = sorted((pipelines[c], c) for c in (DedupPipeline, ChunkingPipeline, EmbeddingPipeline, IndexPipeline))
     assert [c for _, c in order] == [DedupPipeline, ChunkingPipeline, EmbeddingPipeline, IndexPipeline]
     assert "vectors" not in settings.getlist("FEED_EXPORT_FIELDS")
+
+
+def test_what_every_command_imports_holds_no_heavy_module():
+    import subprocess
+    import sys
+
+    heavy = ["qdrant_client", "datasketch", "scipy", "torch", "sentence_transformers", "transformers", "numpy",
+             "tokenizers", "trafilatura", "markdownify", "bs4", "pypdf", "playwright", "scrapy_playwright", "grpc",
+             "qdrant_edge", "onnxruntime", "mcp"]
+    # What `scrapy crawl` imports before a crawl starts: the settings, the add-on, every command
+    # module (Scrapy imports them all) and the spiders.
+    code = ("import sys, importlib, pkgutil, harvester.addon, harvester.settings, harvester.commands, "
+            "harvester.spiders.site, harvester.spiders.docs, harvester.spiders.sitemap; "
+            "[importlib.import_module(f'harvester.commands.{m.name}') "
+            "for m in pkgutil.iter_modules(harvester.commands.__path__)]; "
+            f"print([m for m in {heavy!r} if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_crawl_without_embedding_or_index_imports_neither_qdrant_nor_the_model():
+    import subprocess
+    import sys
+
+    code = ("import sys, harvester.extract.middleware, harvester.chunking.pipeline, harvester.dedup.pipeline, "
+            "harvester.recrawl.extension, harvester.report.extension, harvester.urls.middleware; "
+            "print([m for m in ('qdrant_client', 'grpc', 'torch', 'sentence_transformers', 'transformers') "
+            "if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_point_ids_are_the_stores():
+    from harvester.index import ids, store
+
+    assert ids.POINT_NAMESPACE == store.POINT_NAMESPACE
+    for url, text in (("http://h/a", "# A\n\ntext"), ("http://h/b?x=1", "caf\u00e9  \n x")):
+        assert ids.point_id(url, 3) == store.point_id(url, 3)
+        assert ids.chunk_point_id(url, text, 2) == store.chunk_point_id(url, text, 2)
+        assert ids.chunk_point_id(url, text) == store.chunk_point_id(url, text)
+        assert ids.boilerplate_point_id(text) == store.boilerplate_point_id(text)
+
+
+@pytest.mark.parametrize("key", [IndexPipeline, "harvester.index.pipeline.IndexPipeline"])
+def test_a_component_turned_off_stays_off_however_it_is_named(key):
+    settings = crawler_with(ITEM_PIPELINES={key: None}).settings
+    assert IndexPipeline not in components(settings, "ITEM_PIPELINES")
+    assert DedupPipeline in components(settings, "ITEM_PIPELINES")
 
 
 def test_user_settings_override_addon_defaults():
@@ -69,7 +123,7 @@ def test_invalid_pipeline_settings_disable_with_a_reason():
 
 def test_autothrottle_is_replaced_and_crawl_delay_works_without_it():
     crawler = crawler_with()
-    extensions = crawler.settings.getwithbase("EXTENSIONS")
+    extensions = components(crawler.settings, "EXTENSIONS")
     assert extensions[CrawlDelayThrottle] == 0
     assert build_from_crawler(CrawlDelayThrottle, crawler_with(AUTOTHROTTLE_ENABLED=False)) is not None
     with pytest.raises(NotConfigured):
@@ -188,3 +242,25 @@ def test_context_lines_shrink_when_they_would_break_the_limit():
     pieces = [TextChunk("one two three", ("Short",), 3), TextChunk("w " * 7, ("A long section heading",), 7),
               TextChunk("w " * 10, ("H",), 10)]
     assert pipeline._fit_contexts("Title", pieces) == ["Title > Short", "Title", ""]
+
+
+def test_malloc_is_tuned_unless_the_environment_or_the_setting_says_otherwise():
+    import platform
+    import subprocess
+    import sys
+
+    from harvester.memory.extension import MallocTuning
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    code = "from harvester.memory import tune_malloc; print(' '.join(tune_malloc()))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]
+    import os
+
+    env = {**os.environ, "MALLOC_ARENA_MAX": "4"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.split() == ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]
+    with pytest.raises(NotConfigured):
+        build_from_crawler(MallocTuning, crawler_with(HARVESTER_MALLOC_TUNING=False))
+    assert "harvester.memory.extension.MallocTuning" in crawler_with().settings.getdict("EXTENSIONS")

@@ -304,7 +304,9 @@ def test_default_strip_matches_the_documented_families():
 
 def test_components_are_registered_in_order():
     settings = crawler_with().settings
-    pipelines = settings.getwithbase("ITEM_PIPELINES")
+    from tests.test_components import components
+
+    pipelines = components(settings, "ITEM_PIPELINES")
     from harvester.chunking.pipeline import ChunkingPipeline
     from harvester.embedding.pipeline import EmbeddingPipeline
 
@@ -312,4 +314,4 @@ def test_components_are_registered_in_order():
     assert pipelines[BoilerplatePipeline] < pipelines[EmbeddingPipeline]
     from harvester.urls.middleware import ServedUrlMiddleware
 
-    assert ServedUrlMiddleware in settings.getwithbase("SPIDER_MIDDLEWARES")
+    assert ServedUrlMiddleware in components(settings, "SPIDER_MIDDLEWARES")

@@ -252,6 +252,31 @@ def test_a_host_that_needs_the_browser_goes_browser_direct_and_rendered_pages_ar
     assert len(qdrant_points(tmp_path / "qdrant")) == len(points)
 
 
+def sphinx_page(title: str, body: str) -> Route:
+    """A page as Sphinx's basic theme writes it, with its scripts."""
+    return page(title, f'<div class="document"><div class="documentwrapper"><div class="bodywrapper">'
+                       f'<div class="body" role="main"><section><h1>{title}</h1>{body}</section></div></div></div></div>',
+                head='<meta name="generator" content="Sphinx 7.2.6">'
+                     '<script src="_static/doctools.js"></script><script src="_static/searchtools.js"></script>')
+
+
+def test_a_static_generators_low_quality_page_is_never_rendered(tmp_path: Path) -> None:
+    """A Sphinx table of contents scores low (it is links), yet all it shows is in its HTML."""
+    links = "".join(f'<li><a href="/guide.html#part-{n}">The guide to configuration, part {n}</a></li>' for n in range(12))
+    routes = {
+        "/": sphinx_page("Contents", f"<p>Read on.</p><ul>{links}</ul>"),
+        "/guide.html": sphinx_page("Guide", f"<p>{PROSE}</p>"),
+    }
+    with SiteServer(routes=routes) as site:
+        result = crawl("site", site.url, tmp_path, settings={**NO_EMBEDDING, **BROWSER})
+        served = hits(site)
+    assert result.returncode == 0, result.output[-3000:]
+    assert result.report["low_quality"] and list(result.report["low_quality"]) == [site.url]
+    assert served["/"] == 1 and served["/guide.html"] == 1
+    assert "harvester/render/fallback" not in result.output and "playwright/" not in result.output
+    assert stats(result.output, "harvester/pages/generator/")["harvester/pages/generator/sphinx"] == 2
+
+
 def test_auto_without_a_browser_warns_once_and_keeps_the_http_result(tmp_path: Path) -> None:
     routes = {
         "/": page("Home", f'<main><h1>Home</h1><p>{PROSE}</p><a href="/a.html">a</a> <a href="/b.html">b</a></main>'),

@@ -40,6 +40,15 @@ def test_auto_renders_app_shells_empty_and_low_quality_pages_with_scripts() -> N
     assert decide(EMPTY_STATIC) is None  # no script: the browser would show the same page
 
 
+@pytest.mark.parametrize("generator", ["sphinx", "sphinx-rtd", "mkdocs-material", "mdbook", "docbook", "hugo-docsy"])
+def test_static_generator_pages_render_only_when_their_html_held_nothing(generator: str) -> None:
+    assert fallback_reason(AUTO, CONTENT, status=200, rendered=False, low_quality=True, generator=generator) is None
+    assert fallback_reason(AUTO, SHELL, status=200, rendered=False, generator=generator) == "app_shell"
+    assert fallback_reason(AUTO, EMPTY_SCRIPTED, status=200, rendered=False, generator=generator) == "empty"
+    # A page no profile recognised still renders when its content scored low.
+    assert fallback_reason(AUTO, CONTENT, status=200, rendered=False, low_quality=True, generator=None) == "low_quality"
+
+
 def test_one_browser_try_per_page_and_only_in_auto() -> None:
     assert decide(SHELL, rendered=True) is None
     assert decide(SHELL, replace(AUTO, render="never")) is None

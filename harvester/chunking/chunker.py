@@ -19,11 +19,22 @@ Guarantees:
 * optional overlap repeats trailing *prose* sentences of the previous chunk of
   the same section (never code or table pieces).
 
-Token counting is the expensive part, so it is batched: all headings and blocks
-of a page in one call, the split units of all oversized blocks of a page in one
-call, and the final verification in one call.  Block counts are summed while
-packing, which is exact for whitespace/WordPiece counters and approximately so
-for others; the verification pass catches the rest.
+Token counting is the expensive part.  With ``token_starts`` (a tokenizer whose
+tokens never cross whitespace, such as BERT's WordPiece: see
+``harvester.embedding.models.ModelTokenizer``) the page is tokenized once: every
+block, sentence, line and word the chunker measures is a stretch of the page
+cut at whitespace, and its count is the number of the page's tokens that start
+inside it (two binary searches).  A chunk is such stretches joined by
+whitespace, so its count is their sum: the limits hold without encoding any
+chunk again.  Only what is not a stretch of the page (normalised headings,
+pieces of a word cut by characters) is encoded on its own, and a chunk holding
+a word cut by characters is verified by encoding it.
+
+Without ``token_starts`` counting is batched: all headings and blocks of a page
+in one call, the split units of all oversized blocks of a page in one call, and
+the final verification in one call.  Block counts are summed while packing,
+which is exact for whitespace/WordPiece counters and approximately so for
+others; the verification pass catches the rest.
 
 Plain Python instead of ``semchunk``: we need Markdown-structure awareness
 (fences, tables, headings), sentence-level overlap and a cached, page-batched
@@ -37,6 +48,8 @@ indented (non-fenced) code blocks are treated as prose.
 from __future__ import annotations
 
 import re
+import unicodedata
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -44,8 +57,10 @@ from typing import Any
 from harvester.markdown.grammar import HEADING, Fence, fence_closes, fence_opening, is_table_start
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
+# The start offset (in characters) of every token of a text, ascending.
+TokenStarts = Callable[[str], Sequence[int]]
 
-__all__ = ["TextChunk", "TokenCounter", "chunk_markdown", "tokenizer_counter", "whitespace_counter"]
+__all__ = ["TextChunk", "TokenCounter", "TokenStarts", "chunk_markdown", "tokenizer_counter", "whitespace_counter"]
 
 # Re-splitting converges in 1-2 rounds for real tokenizers; the cap only guards
 # against a pathological counter before the character-level last resort.
@@ -62,6 +77,11 @@ _SENTENCE_SEP = re.compile(
     r"|\n(?=[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t])"  # list items end a "sentence" too
 )
 _SPACE = re.compile(r"\s+")
+# Characters Python cuts at as whitespace that tokenizers treat otherwise (BERT's drops the control
+# characters among them, joining the words around): a page holding one is counted text by text.
+_NOT_BERT_SPACE = re.compile(
+    "[" + "".join(c for c in map(chr, range(0x3000 + 1)) if c.isspace() and c not in " \t\n\r"
+                  and unicodedata.category(c) != "Zs") + "]")
 _NEWLINE = re.compile(r"\n")
 
 
@@ -104,15 +124,24 @@ def chunk_markdown(
     *,
     max_tokens: int,
     overlap_tokens: int = 0,
+    token_starts: TokenStarts | None = None,
 ) -> list[TextChunk]:
-    """Split one page of Markdown into heading-scoped chunks of <= max_tokens."""
+    """Split one page of Markdown into heading-scoped chunks of <= max_tokens.
+
+    ``token_starts``: the same tokenizer as ``count_tokens``, giving token offsets, when its
+    tokens never cross whitespace: the page is then tokenized once (see the module docstring).
+    """
     if max_tokens < 1 or overlap_tokens < 0:
         raise ValueError("max_tokens must be >= 1 and overlap_tokens >= 0")
-    sections = _Parser().parse(markdown)
+    parser = _Parser()
+    sections = parser.parse(markdown)
     if not sections:
         return []
-    counts = _Counts(count_tokens)
-    counts.prime([s.heading for s in sections] + [b.text for s in sections for b in s.blocks])
+    starts = None
+    if token_starts is not None and not _NOT_BERT_SPACE.search(parser.text):
+        starts = token_starts(parser.text)
+    counts = _Counts(count_tokens, starts)
+    counts.prime([_Span(s.heading, "") for s in sections] + [b.span for s in sections for b in s.blocks])
     layouts = [_layout(section, max_tokens, overlap_tokens, counts) for section in sections]
     _prime_splits(layouts, counts)
     drafts = [d for layout in layouts for d in _section_drafts(layout, overlap_tokens, counts)]
@@ -126,10 +155,15 @@ def chunk_markdown(
 class _Block:
     kind: str  # "prose" | "code" | "table"
     lines: list[str]
+    start: int | None = None  # offset of its text in the page text (None: not a stretch of it)
 
     @property
     def text(self) -> str:
         return "\n".join(self.lines)
+
+    @property
+    def span(self) -> _Span:
+        return _Span(self.text, "", self.start)
 
 
 @dataclass
@@ -143,6 +177,7 @@ class _Section:
 class _Span:
     text: str
     sep: str  # original whitespace that preceded it inside its block
+    start: int | None = None  # offset of text in the page text, when it is a stretch of it
 
 
 @dataclass(frozen=True)
@@ -155,6 +190,9 @@ class _Piece:
     wrap: tuple[str, str] | None = None  # fence/table header repeated around `inner`
     inner: str = ""
     overlap: bool = False
+    # Its count is the sum of counts of stretches joined at whitespace (false for a piece holding
+    # a word cut by characters), so a chunk of such pieces needs no verification.
+    additive: bool = True
 
 
 @dataclass(frozen=True)
@@ -177,14 +215,26 @@ class _Draft:
 
 
 class _Counts:
-    """Memoising front for the caller's counter, so each phase asks in one batch."""
+    """Memoising front for the caller's counter, so each phase asks in one batch; with the page's
+    token starts, a stretch of the page is counted from them instead."""
 
-    def __init__(self, count_tokens: TokenCounter) -> None:
+    def __init__(self, count_tokens: TokenCounter, starts: Sequence[int] | None = None) -> None:
         self._count = count_tokens
         self._cache: dict[str, int] = {}
+        self._starts = starts
 
-    def prime(self, texts: Iterable[str]) -> None:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+    @property
+    def exact(self) -> bool:
+        """Whether stretches of the page are counted from the page's tokens."""
+        return self._starts is not None
+
+    def _located(self, span: _Span) -> bool:
+        return self._starts is not None and span.start is not None
+
+    def prime(self, spans: Iterable[_Span | str]) -> None:
+        texts = (s for s in spans if isinstance(s, str) or not self._located(s))
+        missing = [t for t in dict.fromkeys(t if isinstance(t, str) else t.text for t in texts)
+                   if t not in self._cache]
         if not missing:
             return
         sizes = list(self._count(missing))
@@ -192,13 +242,23 @@ class _Counts:
             raise ValueError("count_tokens must return one count per text")
         self._cache.update(zip(missing, sizes))
 
-    def many(self, texts: Iterable[str]) -> list[int]:
-        texts = list(texts)
-        self.prime(texts)
-        return [self._cache[t] for t in texts]
+    def many(self, spans: Iterable[_Span | str]) -> list[int]:
+        spans = list(spans)
+        self.prime(spans)
+        return [self._size(s) for s in spans]
 
-    def one(self, text: str) -> int:
-        return self.many([text])[0]
+    def one(self, span: _Span | str) -> int:
+        if not isinstance(span, str) and span.start is not None and self._starts is not None:
+            return self._size(span)
+        return self.many([span])[0]
+
+    def _size(self, span: _Span | str) -> int:
+        if isinstance(span, str):
+            return self._cache[span]
+        if span.start is not None and self._starts is not None:
+            starts = self._starts
+            return bisect_left(starts, span.start + len(span.text)) - bisect_left(starts, span.start)
+        return self._cache[span.text]
 
 
 # --------------------------------------------------------------------------- parsing
@@ -211,9 +271,19 @@ class _Parser:
         self.sections = [_Section("", ())]
         self.stack: list[tuple[int, str]] = []
         self.para: list[str] = []
+        self.para_start = 0
+        # The page as the blocks see it (lines without trailing whitespace), and where each line
+        # starts in it: every block is a stretch of this text.
+        self.text = ""
+        self.offsets: list[int] = []
 
     def parse(self, markdown: str) -> list[_Section]:
         lines = [line.rstrip() for line in markdown.splitlines()]
+        self.text = "\n".join(lines)
+        offset = 0
+        for line in lines:
+            self.offsets.append(offset)
+            offset += len(line) + 1
         i = 0
         while i < len(lines):
             i = self._step(lines, i)
@@ -233,12 +303,14 @@ class _Parser:
         if is_table_start(lines, i):
             return self._read_table(lines, i)
         if line:
+            if not self.para:
+                self.para_start = i
             self.para.append(line)
         return i + 1
 
     def _flush(self) -> None:
         if self.para:
-            self._add(_Block("prose", self.para))
+            self._add(_Block("prose", self.para, self.offsets[self.para_start]))
             self.para = []
 
     def _add(self, block: _Block) -> None:
@@ -256,16 +328,18 @@ class _Parser:
         while end < len(lines) and not fence_closes(lines[end], fence):
             end += 1
         body = lines[i : end + 1]
+        start: int | None = self.offsets[i]
         if end >= len(lines):  # unclosed fence runs to EOF; close it to keep chunks balanced
             body.append(re.sub(r"\S", " ", fence.prefix) + fence.marker)
-        self._add(_Block("code", body))
+            start = None  # its last line is not in the page
+        self._add(_Block("code", body, start))
         return end + 1
 
     def _read_table(self, lines: list[str], i: int) -> int:
         end = i + 2
         while end < len(lines) and "|" in lines[end] and fence_opening(lines[end]) is None:
             end += 1
-        self._add(_Block("table", lines[i:end]))
+        self._add(_Block("table", lines[i:end], self.offsets[i]))
         return end
 
 
@@ -282,21 +356,21 @@ def _layout(section: _Section, max_tokens: int, overlap: int, counts: _Counts) -
     if heading and counts.one(heading) > max_tokens // 2:
         heading = ""  # a monster heading would starve the body; heading_path still has it
     budget = max_tokens - (counts.one(heading) if heading else 0)
-    total = sum(counts.many(b.text for b in section.blocks))
+    total = sum(counts.many(b.span for b in section.blocks))
     return _Layout(section, heading, budget, overlap > 0 and total > budget)
 
 
 def _needs_split(block: _Block, layout: _Layout, counts: _Counts) -> bool:
-    too_big = counts.one(block.text) > layout.budget
+    too_big = counts.one(block.span) > layout.budget
     return too_big or (layout.split_prose and block.kind == "prose")
 
 
 def _prime_splits(layouts: list[_Layout], counts: _Counts) -> None:
     """Count the split units of all oversized blocks of a page in two batches."""
     units = [(span, lay.budget) for lay in layouts for span in _split_units(lay, counts)]
-    counts.prime(span.text for span, _ in units)
-    over = [span for span, budget in units if counts.one(span.text) > budget]
-    counts.prime(word.text for span in over for word in _words(span))
+    counts.prime(span for span, _ in units)
+    over = [span for span, budget in units if counts.one(span) > budget]
+    counts.prime(word for span in over for word in _words(span))
 
 
 def _split_units(layout: _Layout, counts: _Counts) -> list[_Span]:
@@ -306,10 +380,10 @@ def _split_units(layout: _Layout, counts: _Counts) -> list[_Span]:
         if not _needs_split(block, layout, counts):
             continue
         if block.kind == "prose":
-            spans.extend(_split_on(block.text, _SENTENCE_SEP))
+            spans.extend(_split_on(block.text, _SENTENCE_SEP, block.start))
         else:
-            spans.extend(_split_on(block.text, _NEWLINE))
-            spans.append(_Span(_wrapper(block)[0], ""))
+            spans.extend(_split_on(block.text, _NEWLINE, block.start))
+            spans.append(_Span(_wrapper(block)[0], "", block.start))
     return spans
 
 
@@ -322,7 +396,7 @@ def _section_drafts(layout: _Layout, overlap: int, counts: _Counts) -> list[_Dra
 def _block_group(block: _Block, index: int, layout: _Layout, counts: _Counts) -> list[_Piece]:
     if _needs_split(block, layout, counts):
         return _split_block(block, index, layout.budget, counts)
-    return [_Piece(block.text, counts.one(block.text), block.kind, _BLOCK_SEP, index)]
+    return [_Piece(block.text, counts.one(block.span), block.kind, _BLOCK_SEP, index)]
 
 
 def _pack_groups(groups: list[list[_Piece]], budget: int, overlap: int) -> list[list[_Piece]]:
@@ -371,9 +445,9 @@ def _join(pieces: list[_Piece]) -> str:
 
 def _split_block(block: _Block, index: int, budget: int, counts: _Counts) -> list[_Piece]:
     if block.kind == "prose":
-        return _prose_pieces(_split_on(block.text, _SENTENCE_SEP), index, budget, counts, "")
+        return _prose_pieces(_split_on(block.text, _SENTENCE_SEP, block.start), index, budget, counts, "")
     prefix, suffix, inner = _wrapper(block)
-    return _wrapped_pieces((prefix, suffix), inner, block.kind, index, budget, counts)
+    return _wrapped_pieces((prefix, suffix), inner, block.kind, index, budget, counts, _wrapper_starts(block))
 
 
 def _wrapper(block: _Block) -> tuple[str, str, str]:
@@ -383,27 +457,42 @@ def _wrapper(block: _Block) -> tuple[str, str, str]:
     return "\n".join(block.lines[:2]), "", "\n".join(block.lines[2:])
 
 
+def _wrapper_starts(block: _Block) -> tuple[int | None, int | None, int | None]:
+    """Where ``_wrapper(block)``'s prefix, suffix and inner text start in the page text."""
+    if block.start is None:
+        return None, None, None
+    header = len(block.lines[0]) + 1 if block.kind == "code" else len(block.lines[0]) + len(block.lines[1]) + 2
+    last = block.start + len(block.text) - len(block.lines[-1])
+    return block.start, last if block.kind == "code" else None, block.start + header
+
+
 def _prose_pieces(
     spans: list[_Span], index: int, budget: int, counts: _Counts, sep: str
 ) -> list[_Piece]:
     sized = _fit(spans, budget, counts)
-    pieces = [_Piece(s.text, n, "prose", s.sep, index) for s, n in sized]
+    pieces = [_Piece(s.text, n, "prose", s.sep, index, additive=s.start is not None) for s, n in sized]
     return [replace(pieces[0], sep=sep)] + pieces[1:] if pieces else []
 
 
 def _wrapped_pieces(
-    wrap: tuple[str, str], inner: str, kind: str, index: int, budget: int, counts: _Counts
+    wrap: tuple[str, str], inner: str, kind: str, index: int, budget: int, counts: _Counts,
+    starts: tuple[int | None, int | None, int | None] = (None, None, None),
 ) -> list[_Piece]:
-    overhead = sum(counts.many(t for t in wrap if t))
-    lines = _split_on(inner, _NEWLINE)
+    """``starts``: where the prefix, the suffix and ``inner`` are in the page text, if they are."""
+    overhead = sum(counts.many(_Span(t, "", at) for t, at in zip(wrap, starts) if t))
+    lines = _split_on(inner, _NEWLINE, starts[2])
     if not lines or overhead >= budget:
         # The wrapper alone eats the budget: plain lines keep the hard limit
         # (code loses its fences rather than leaving them unbalanced).
-        plain = inner if kind == "code" and lines else _wrap(wrap, inner)
-        wrap, overhead, lines = ("", ""), 0, _split_on(plain, _NEWLINE)
+        if kind == "code" and lines:
+            plain, at = inner, starts[2]
+        else:  # a table's header and rows are one stretch of the page; a fence and code are not
+            plain, at = _wrap(wrap, inner), starts[0] if kind == "table" else None
+        wrap, overhead, lines = ("", ""), 0, _split_on(plain, _NEWLINE, at)
     sized = _pack(_fit(lines, budget - overhead, counts), budget - overhead)
     return [
-        _Piece(_wrap(wrap, s.text), n + overhead, kind, _BLOCK_SEP, index, wrap, s.text)
+        _Piece(_wrap(wrap, s.text), n + overhead, kind, _BLOCK_SEP, index, wrap, s.text,
+               additive=s.start is not None)
         for s, n in sized
     ]
 
@@ -412,28 +501,29 @@ def _wrap(wrap: tuple[str, str], inner: str) -> str:
     return "\n".join(part for part in (wrap[0], inner, wrap[1]) if part)
 
 
-def _split_on(text: str, pattern: re.Pattern[str]) -> list[_Span]:
-    """Non-blank spans between separator matches, each remembering its separator."""
+def _split_on(text: str, pattern: re.Pattern[str], at: int | None = None) -> list[_Span]:
+    """Non-blank spans between separator matches, each remembering its separator (and where it
+    is in the page text, when ``text`` is there at ``at``)."""
     spans: list[_Span] = []
     sep, start = "", 0
     for match in pattern.finditer(text):
         chunk = text[start : match.start()]
         if chunk.strip():
-            spans.append(_Span(chunk, sep))
+            spans.append(_Span(chunk, sep, None if at is None else at + start))
             sep = match.group()
         else:
             sep += chunk + match.group()
         start = match.end()
     if text[start:].strip():
-        spans.append(_Span(text[start:], sep))
+        spans.append(_Span(text[start:], sep, None if at is None else at + start))
     return spans
 
 
 def _fit(spans: list[_Span], budget: int, counts: _Counts) -> list[tuple[_Span, int]]:
     """Spans with counts, over-budget ones replaced by word groups (one batch per level)."""
-    sizes = counts.many(s.text for s in spans)
+    sizes = counts.many(spans)
     over = [s for s, n in zip(spans, sizes) if n > budget]
-    counts.prime(w.text for s in over for w in _words(s))
+    counts.prime(w for s in over for w in _words(s))
     fitted: list[tuple[_Span, int]] = []
     for span, size in zip(spans, sizes):
         fitted.extend([(span, size)] if size <= budget else _fit_words(span, budget, counts))
@@ -441,14 +531,14 @@ def _fit(spans: list[_Span], budget: int, counts: _Counts) -> list[tuple[_Span, 
 
 
 def _words(span: _Span) -> list[_Span]:
-    words = _split_on(span.text, _SPACE)
+    words = _split_on(span.text, _SPACE, span.start)
     return [replace(words[0], sep=span.sep)] + words[1:] if words else []
 
 
 def _fit_words(span: _Span, budget: int, counts: _Counts) -> list[tuple[_Span, int]]:
     words = _words(span)
     sized: list[tuple[_Span, int]] = []
-    for word, size in zip(words, counts.many(w.text for w in words)):
+    for word, size in zip(words, counts.many(words)):
         sized.extend([(word, size)] if size <= budget else _char_pieces(word, budget, counts))
     return _pack(sized, budget)
 
@@ -476,15 +566,17 @@ def _longest_prefix(text: str, budget: int, counts: _Counts) -> int:
 
 
 def _pack(sized: list[tuple[_Span, int]], budget: int) -> list[tuple[_Span, int]]:
-    packed: list[tuple[list[str], str, int]] = []
+    """Consecutive spans joined while they fit; the joined span keeps its place in the page text
+    only when every part had one (a word cut by characters is no stretch of the page)."""
+    packed: list[tuple[list[str], str, int, int | None]] = []
     for span, size in sized:
         if packed and packed[-1][2] + size <= budget:
-            parts, sep, total = packed[-1]
+            parts, sep, total, at = packed[-1]
             parts.extend((span.sep, span.text))
-            packed[-1] = (parts, sep, total + size)
+            packed[-1] = (parts, sep, total + size, at if span.start is not None else None)
         else:
-            packed.append(([span.text], span.sep, size))
-    return [(_Span("".join(parts), sep), total) for parts, sep, total in packed]
+            packed.append(([span.text], span.sep, size, span.start))
+    return [(_Span("".join(parts), sep, at), total) for parts, sep, total, at in packed]
 
 
 # --------------------------------------------------------------------------- verification
@@ -493,7 +585,7 @@ def _pack(sized: list[tuple[_Span, int]], budget: int) -> list[tuple[_Span, int]
 def _enforce_limit(drafts: list[_Draft], max_tokens: int, counts: _Counts) -> list[TextChunk]:
     for _ in range(_MAX_ROUNDS):
         texts = [d.text() for d in drafts]
-        sizes = counts.many(texts)
+        sizes = _sizes(drafts, texts, counts)
         if max(sizes, default=0) <= max_tokens:
             return [TextChunk(t, d.path, n) for t, d, n in zip(texts, drafts, sizes)]
         excess = [size - max_tokens for size in sizes]
@@ -505,6 +597,20 @@ def _enforce_limit(drafts: list[_Draft], max_tokens: int, counts: _Counts) -> li
     return _last_resort(drafts, max_tokens, counts)
 
 
+def _sizes(drafts: list[_Draft], texts: list[str], counts: _Counts) -> list[int]:
+    """The count of each draft's text: the sum of its heading's and pieces' counts when every
+    piece is whitespace-joined stretches of the page counted from the page's tokens (the text is
+    then those same stretches joined at whitespace), else the counter's on the whole text."""
+    if not counts.exact:
+        return counts.many(texts)
+    summed = [all(p.additive for p in d.pieces) for d in drafts]
+    counts.prime(t for t, ok in zip(texts, summed) if not ok)
+    return [
+        (counts.one(d.heading) if d.heading else 0) + _tokens(d.pieces) if ok else counts.one(t)
+        for d, t, ok in zip(drafts, texts, summed)
+    ]
+
+
 def _shrink(draft: _Draft, excess: int, counts: _Counts) -> list[_Draft]:
     pieces = draft.pieces
     if any(p.overlap for p in pieces):
@@ -512,7 +618,7 @@ def _shrink(draft: _Draft, excess: int, counts: _Counts) -> list[_Draft]:
     if len(pieces) > 1:
         mid = _midpoint(pieces)
         return [replace(draft, pieces=pieces[:mid]), replace(draft, pieces=pieces[mid:])]
-    target = max(1, counts.one(pieces[0].text) - excess)
+    target = max(1, (pieces[0].tokens if pieces[0].additive and counts.exact else counts.one(pieces[0].text)) - excess)
     return [replace(draft, pieces=[p]) for p in _resplit(pieces[0], target, counts)]
 
 

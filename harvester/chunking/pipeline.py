@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
-from harvester.chunking.chunker import TextChunk, TokenCounter, chunk_markdown, tokenizer_counter
+from harvester.chunking.chunker import TextChunk, TokenCounter, TokenStarts, chunk_markdown, tokenizer_counter
 from harvester.chunking.context import context_line, embedding_text, heading_paths
 from harvester.embedding.folder import is_local_model
 from harvester.embedding.models import backend_options, load_backend, load_model_tokenizer
 from harvester.exceptions import NoChunks
-from harvester.index.store import chunk_point_id
+from harvester.index.ids import chunk_point_id
+from harvester.report.cpu import stat_key, timed_call
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class ChunkingPipeline:
         if self._max_tokens_setting < 0 or self._overlap < 0:
             raise NotConfigured("HARVESTER_CHUNK_MAX_TOKENS and _OVERLAP_TOKENS must be >= 0")
         self._count: TokenCounter | None = None
+        # With a tokenizer whose counts add up over whitespace: a page is tokenized once.
+        self._token_starts: TokenStarts | None = None
         self._worker = Worker("harvester-chunking")
         self._max_tokens = 0
 
@@ -67,6 +70,7 @@ class ChunkingPipeline:
         if light is not None:
             # The model's tokenizer without the model: chunking need not wait for it to load.
             self._count = light.count
+            self._token_starts = light.token_starts if light.additive else None
             limit = light.max_tokens
         else:
             embedder = load_backend(self._model_name, **self._backend)
@@ -81,7 +85,8 @@ class ChunkingPipeline:
     async def process_item(self, item: PageItem) -> PageItem:
         if getattr(item, "duplicate_of", None):
             return item  # an alias's feed line (HARVESTER_DEDUP_FEED_DUPLICATES): nothing to store
-        chunks = await self._worker.run(self._chunk, item)
+        chunks, cpu_ms = await self._worker.run(timed_call, self._chunk, item)
+        self._stats.inc_value(stat_key("chunking"), cpu_ms)
         if not chunks:
             raise NoChunks(f"nothing to chunk on {item.url}", log_level="INFO")
         item.chunks = chunks
@@ -98,7 +103,8 @@ class ChunkingPipeline:
         # a third of the budget: a page with absurd headings gets shorter context lines instead.
         reserve = min(max(self._count(contexts)) + 2, self._max_tokens // 3)
         pieces = chunk_markdown(
-            item.markdown, self._count, max_tokens=self._max_tokens - reserve, overlap_tokens=self._overlap
+            item.markdown, self._count, max_tokens=self._max_tokens - reserve, overlap_tokens=self._overlap,
+            token_starts=self._token_starts,
         )
         contexts = self._fit_contexts(item.title, pieces)
         occurrences: Counter[str] = Counter()
@@ -122,11 +128,21 @@ class ChunkingPipeline:
         contexts = [context_line(title, piece.heading_path) for piece in pieces]
         over = list(range(len(pieces)))
         for fallback in (context_line(title, ()), ""):
-            totals = self._count([embedding_text(contexts[i], pieces[i].text) for i in over])
+            totals = self._totals([(contexts[i], pieces[i]) for i in over])
             over = [i for i, total in zip(over, totals, strict=True) if total > self._max_tokens]
             for i in over:
                 contexts[i] = fallback
         return contexts
+
+    def _totals(self, embedded: list[tuple[str, TextChunk]]) -> list[int]:
+        """Tokens of each context line and chunk text as embedded; with an additive tokenizer the
+        chunk's own count plus its context line's (joined by a blank line), each context counted once."""
+        assert self._count is not None
+        if self._token_starts is None:
+            return self._count([embedding_text(context, piece.text) for context, piece in embedded])
+        lines = list(dict.fromkeys(context for context, _ in embedded if context))
+        sizes = dict(zip(lines, self._count(lines), strict=True))
+        return [sizes.get(context, 0) + piece.token_count for context, piece in embedded]
 
     def close_spider(self) -> None:
         self._worker.close()

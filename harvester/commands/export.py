@@ -10,8 +10,6 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from harvester.commands import effective_settings
-from harvester.index.engines import open_store
-from harvester.index.export import export_collection
 from harvester.index.store import CollectionMismatch, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -43,6 +41,10 @@ class Command(ScrapyCommand):
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         import os
+
+        # Imported here: Scrapy imports every command module for every command, crawls included.
+        from harvester.index.engines import open_store
+        from harvester.index.export import export_collection
 
         if args:
             raise UsageError("scrapy export takes no arguments")

@@ -11,7 +11,6 @@ from scrapy.exceptions import UsageError
 from harvester.commands.search import index_settings, open_settings_store
 from harvester.embedding.folder import ModelUnavailable
 from harvester.index.store import StoreUnavailable
-from harvester.service.encoder import load_query_embedder
 
 if TYPE_CHECKING:
     import argparse
@@ -38,7 +37,10 @@ class Command(ScrapyCommand):
         parser.add_argument("--port", type=int, default=8765, help="port for --http (8765)")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        # Imported here, as every command's heavy modules: Scrapy imports all command modules
+        # for every command, crawls included.
         from harvester.service.core import SearchService
+        from harvester.service.encoder import load_query_embedder
         from harvester.service.mcp import loopback, serve
 
         if args:

@@ -10,15 +10,14 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from harvester.embedding.folder import ModelUnavailable
-from harvester.index.engines import legacy_collections, legacy_message, open_store
-from harvester.index.search import search
-from harvester.index.store import CollectionMismatch, Store, StoreUnavailable, check_sparse_encoding
-from harvester.service.encoder import load_query_embedder
+from harvester.index.store import CollectionMismatch, StoreUnavailable, check_sparse_encoding
 
 if TYPE_CHECKING:
     import argparse
 
     from scrapy.settings import Settings
+
+    from harvester.index.store import Store
 
 
 class Command(ScrapyCommand):
@@ -63,6 +62,10 @@ class Command(ScrapyCommand):
 
     def _search(self, query: str, k: int, collection: str | None, mode: str,
                 group_by: str | None) -> list[dict[str, Any]]:
+        # Imported here: Scrapy imports every command module for every command, crawls included.
+        from harvester.index.search import search
+        from harvester.service.encoder import load_query_embedder
+
         assert self.settings is not None
         settings = index_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
@@ -101,6 +104,8 @@ def index_settings(settings: Settings) -> Settings:
 def open_settings_store(settings: Settings, collection: str | None = None) -> Store:
     """The store the settings name; raises StoreUnavailable when it cannot be opened, or when
     ``collection`` is only in the old local-mode format under the embedded engine."""
+    from harvester.index.engines import legacy_collections, legacy_message, open_store
+
     url, path = settings.get("QDRANT_URL"), settings.get("HARVESTER_QDRANT_PATH")
     engine = settings.get("HARVESTER_QDRANT_ENGINE")
     if not url and engine == "edge" and collection and collection in legacy_collections(path):

@@ -241,8 +241,11 @@ SPEC: tuple[Setting, ...] = (
             "Chunking and embedding", env="HARVESTER_EMBEDDING_BACKEND"),
     Setting("HARVESTER_ONNX_CACHE_DIR", None, Optional(Text(words="directory")), "where the ONNX exports of the "
             "model are written once and reused (unset: `~/.cache/harvester/onnx`)", "Chunking and embedding"),
-    Setting("HARVESTER_EMBEDDING_BATCH_SIZE", 64, POSITIVE, "chunks per model batch, across pages",
-            "Chunking and embedding"),
+    # 16, not 64: a batch of 64 full chunks adds ~330 MiB of activations to the peak, 16 adds ~110,
+    # at the same throughput on a CPU (bench/README.md, bench_embed_batch.py).
+    Setting("HARVESTER_EMBEDDING_BATCH_SIZE", 16, POSITIVE, "chunks per model batch, across pages (each "
+            "chunk of a batch adds memory while it is embedded: about 7 MiB for a full chunk of the "
+            "default model)", "Chunking and embedding"),
     Setting("HARVESTER_EMBEDDING_CACHE_SIZE", 20000, COUNT, "texts whose vectors are kept, so a repeated text is "
             "embedded once per crawl", "Chunking and embedding"),
     Setting("HARVESTER_EMBEDDING_THREADS", 0, COUNT, "torch threads for the model (0 = torch's default)",
@@ -346,6 +349,13 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_PROXY_MODE", "none", Text(words="mode"), "`none`, `fallback` (direct first, the proxy "
             "after a network error, timeout, 403, 429 or 5xx) or `proxy` (always)", "Proxies",
             env="HARVESTER_PROXY_MODE"),
+    # Memory: what a long crawl holds at its peak (bench/README.md, docs/performance.md).
+    Setting("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 1_000_000, POSITIVE, "bytes of responses held between their "
+            "download and the end of their pages' pipelines; past it, downloads wait (each waiting page holds "
+            "its parsed tree; Scrapy's default is 5 MB)", "Memory", scrapy=True),
+    Setting("HARVESTER_MALLOC_TUNING", True, Bool(), "glibc malloc: two arenas, and blocks of 1 MiB or more "
+            "given back to the system when freed (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and "
+            "`MALLOC_TRIM_THRESHOLD_` in the environment win)", "Memory"),
     # Reporting, logs and feeds.
     Setting("HARVESTER_REPORT_ENABLED", True, Bool(), "the run summary and the report file", "Reporting"),
     Setting("HARVESTER_REPORT_DIR", ".harvester/reports", Optional(Text(words="directory")), "where each run's "

@@ -8,8 +8,10 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from datasketch import LeanMinHash, MinHash, MinHashLSH
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 _WORD = re.compile(r"\w+")
 VERSION_KEEP_FIRST = "first"
@@ -23,10 +25,28 @@ def shingles(text: str, size: int) -> set[str]:
     return {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
 
 
+# Shingles hashed per MinHash update: datasketch builds a (shingles x permutations) array of 64-bit
+# integers per update, 350 MB for the 350,000 shingles of a 2 MB changelog in one go.
+_SHINGLE_BATCH = 2048
+
+
 def signature(text: str, *, shingle_size: int = 5, num_perm: int = 128) -> MinHash:
-    """The MinHash of ``text``'s word shingles."""
+    """The MinHash of ``text``'s word shingles (``shingles``), hashed a batch at a time: the
+    minimum per permutation is the same however the shingles are grouped, and datasketch never
+    holds an array of the hashes of all of a long page's shingles at once."""
+    # Imported where used: datasketch imports scipy, which every spider (VersionRule) would pay.
+    from datasketch import MinHash
+
     minhash = MinHash(num_perm=num_perm)
-    minhash.update_batch([s.encode("utf-8") for s in shingles(text, shingle_size)])
+    words = _WORD.findall(text.casefold())
+    if len(words) <= shingle_size:
+        if words:
+            minhash.update(" ".join(words).encode("utf-8"))
+        return minhash
+    last = len(words) - shingle_size + 1
+    for start in range(0, last, _SHINGLE_BATCH):
+        batch = {" ".join(words[i:i + shingle_size]) for i in range(start, min(start + _SHINGLE_BATCH, last))}
+        minhash.update_batch([shingle.encode("utf-8") for shingle in batch])
     return minhash
 
 
@@ -39,10 +59,12 @@ class NearDuplicates:
     def __init__(self, threshold: float, *, num_perm: int = 128) -> None:
         if not 0 < threshold <= 1:
             raise ValueError(f"near-duplicate threshold must be in (0, 1], got {threshold!r}")
+        from datasketch import MinHashLSH
+
         self.threshold = threshold
         self.num_perm = num_perm
         self._lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-        self._signatures: dict[str, MinHash] = {}
+        self._signatures: dict[str, Any] = {}
 
     def match(self, minhash: MinHash) -> tuple[str, float] | None:
         """The most similar earlier page at or above the threshold, with its similarity."""
@@ -55,6 +77,8 @@ class NearDuplicates:
 
     def add(self, key: str, minhash: MinHash) -> None:
         if key not in self._signatures:
+            from datasketch import LeanMinHash
+
             # Lean: the hash values only, not the permutations each MinHash carries (~1 KB a page).
             lean = LeanMinHash(minhash)
             self._lsh.insert(key, lean)

@@ -14,8 +14,9 @@ from scrapy.utils.asyncio import run_in_thread
 from harvester.dedup.aggregate import AggregateDetector, sampled_shingles
 from harvester.dedup.detect import BoilerplateCounter, NearDuplicates, signature, text_key
 from harvester.exceptions import AggregatePage, DuplicatePage, NearDuplicatePage
-from harvester.index.store import boilerplate_point_id
+from harvester.index.ids import boilerplate_point_id
 from harvester.recrawl.extension import Recrawl
+from harvester.report.cpu import cpu_stage, stat_key, timed_call
 from harvester.signals import (
     chunks_superseded,
     page_aggregate,
@@ -109,8 +110,9 @@ class DedupPipeline:
 
     async def _check_near(self, item: PageItem) -> None:
         assert self._near is not None
-        minhash = await run_in_thread(signature, item.markdown, shingle_size=self._shingle,
-                                      num_perm=self._near.num_perm)
+        minhash, cpu_ms = await run_in_thread(timed_call, signature, item.markdown, shingle_size=self._shingle,
+                                              num_perm=self._near.num_perm)
+        self._stats.inc_value(stat_key("dedup"), cpu_ms)
         match = self._near.match(minhash)
         if match is None:
             self._near.add(item.url, minhash)
@@ -257,8 +259,11 @@ class AggregatePipeline:
     async def process_item(self, item: PageItem) -> PageItem:
         if item.duplicate_of or not item.markdown:
             return item
-        shingles = await run_in_thread(sampled_shingles, item.markdown)
-        for url in self._detector.add(item.url, shingles):
+        shingles, cpu_ms = await run_in_thread(timed_call, sampled_shingles, item.markdown)
+        self._stats.inc_value(stat_key("dedup"), cpu_ms)
+        with cpu_stage(self._stats, "dedup"):
+            aggregates = self._detector.add(item.url, shingles)
+        for url in aggregates:
             covered, largest = self._detector.figures(url) or (0.0, 0.0)
             if url == item.url:
                 self._stats.inc_value("harvester/aggregate/dropped")

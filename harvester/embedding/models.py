@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,11 @@ def load_embedder(name: str, device: str | None = None) -> Embedder:
     return Embedder(model=model, name=name)
 
 
+# Characters per piece a page is encoded in, and pieces per call (see ModelTokenizer.token_starts).
+_PIECE_CHARS = 2000
+_PIECES_PER_BATCH = 32
+
+
 @dataclass(frozen=True)
 class ModelTokenizer:
     """A model's own tokenizer and word-piece limit, read from its folder without loading the
@@ -90,10 +96,36 @@ class ModelTokenizer:
 
     tokenizer: Any  # a ``tokenizers.Tokenizer``: the same tokenizer.json the model's fast tokenizer wraps
     max_tokens: int
+    # Its tokens never cross whitespace or punctuation (BERT's pre-tokenizer splits at both, and
+    # WordPiece works within those words): a text's count is the sum of its parts' counts when it
+    # is cut there, so one encoding of a page counts any stretch of it (``token_starts``).
+    additive: bool = False
 
     def count(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of each text, without the special tokens the model adds."""
         return [len(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
+    def token_starts(self, text: str) -> Sequence[int]:
+        """Where each word piece of ``text`` starts (in characters), in order. Only for an
+        ``additive`` tokenizer: the text is encoded in pieces cut at line ends (the tokenizer is
+        much slower on one long input than on the same text in pieces of a few thousand
+        characters), which does not change its tokens; a few pieces at a time, keeping only the
+        offsets (an encoding holds ids, tokens, masks and offsets: tens of MB for a long page)."""
+        starts = array("l")
+        pieces: list[str] = []
+        at: list[int] = []
+        start = 0
+        while start < len(text):
+            end = text.find("\n", start + _PIECE_CHARS)
+            end = len(text) if end < 0 else end
+            pieces.append(text[start:end])
+            at.append(start)
+            start = end + 1
+            if len(pieces) == _PIECES_PER_BATCH or start >= len(text):
+                for offset, encoding in zip(at, self.tokenizer.encode_batch(pieces, add_special_tokens=False)):
+                    starts.extend(offset + first for first, _ in encoding.offsets)
+                pieces, at = [], []
+        return starts
 
 
 @functools.lru_cache(maxsize=4)
@@ -120,7 +152,8 @@ def load_model_tokenizer(name: str) -> ModelTokenizer | None:
         return None
     if config.get("do_lower_case"):
         return None
-    normalizer = json.loads(tokenizer.to_str()).get("normalizer") or {}
+    described = json.loads(tokenizer.to_str())
+    normalizer = described.get("normalizer") or {}
     if normalizer.get("type") == "BertNormalizer":
         expected = {
             "lowercase": tokenizer_config.get("do_lower_case", True),
@@ -132,7 +165,10 @@ def load_model_tokenizer(name: str) -> ModelTokenizer | None:
     tokenizer.no_truncation()
     tokenizer.no_padding()
     special = len(tokenizer.encode("", add_special_tokens=True).ids)
-    return ModelTokenizer(tokenizer=tokenizer, max_tokens=limit - special)
+    additive = ((described.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"
+                and (described.get("model") or {}).get("type") == "WordPiece"
+                and (normalizer.get("type") in (None, "BertNormalizer")))
+    return ModelTokenizer(tokenizer=tokenizer, max_tokens=limit - special, additive=additive)
 
 
 BACKENDS = ("torch", "onnx", "onnx-int8")

@@ -44,8 +44,10 @@ from harvester.recrawl.extension import Recrawl
 from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
 from harvester.render.middleware import Renderer
 from harvester.render.policy import fallback_reason
+from harvester.report.cpu import stat_key, timed_call
 from harvester.signals import page_failed, page_low_quality, page_skipped
 from harvester.sites import SiteProfiles
+from harvester.threads import Worker
 from harvester.urls.canonical import canonical_url, compile_strip_params
 from harvester.urls.rules import content_hash, host_key, in_scope
 
@@ -95,7 +97,8 @@ class ExtractionMiddleware:
     ``harvester/pages/generator/<name>``, ``harvester/pages/pdf``,
     ``harvester/pages/failed/{pdf_encrypted,pdf_corrupt}``, ``harvester/template/learned_hosts``,
     ``harvester/template/{pages,blocks}`` and ``harvester/template/{pages,blocks}/<host>`` (pages
-    cleaned, template blocks removed), ``harvester/template/sampled_pages``.
+    cleaned, template blocks removed), ``harvester/template/sampled_pages``,
+    ``harvester/cpu_ms/extraction``.
     Signals sent: ``page_skipped``, ``page_failed``, ``page_low_quality``.
     """
 
@@ -124,6 +127,11 @@ class ExtractionMiddleware:
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+        # One page at a time, beside the reactor: extraction holds the interpreter lock nearly
+        # throughout, so more threads add no speed, only memory (a tree and a soup each) and CPU
+        # spent switching between them.
+        self._worker = Worker("harvester-extraction")
+        crawler.signals.connect(self._worker.close, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -190,7 +198,7 @@ class ExtractionMiddleware:
             output = await self._finish(response, template)
             return [output] if output is not None else []
         try:
-            prepared = await run_in_thread(self._prepare, response)
+            prepared = await self._in_worker(self._prepare, response)
         except Exception:
             logger.exception("Extraction failed on %s", response.url)
             self.crawler.stats.inc_value("harvester/pages/crawled")
@@ -338,7 +346,7 @@ class ExtractionMiddleware:
         if not isinstance(response, HtmlResponse) or not 200 <= response.status < 300 or host not in self._held:
             return
         try:
-            prepared = await run_in_thread(self._prepare, response)
+            prepared = await self._in_worker(self._prepare, response)
         except Exception:
             logger.warning("Cannot learn from %s", response.url, exc_info=True)
             return
@@ -352,7 +360,7 @@ class ExtractionMiddleware:
         stats = self.crawler.stats
         profile = self._profiles.for_url(response.url)
         try:
-            verdict, page, no_content, frames, removal = await run_in_thread(
+            verdict, page, no_content, frames, removal = await self._in_worker(
                 self._classify_and_extract, response, profile.process_iframes, template, prepared
             )
         except Exception:
@@ -370,7 +378,8 @@ class ExtractionMiddleware:
         if not rendered:
             self._renderer.learner.fetched_over_http(response.url)
         low_quality = page is not None and page.quality < self._low_quality
-        reason = fallback_reason(profile, verdict, status=response.status, rendered=rendered, low_quality=low_quality)
+        reason = fallback_reason(profile, verdict, status=response.status, rendered=rendered, low_quality=low_quality,
+                                 generator=page.generator if page is not None else None)
         if (reason is None and not rendered and profile.process_iframes and profile.render == "auto"
                 and profile.fallback_enabled and frames):
             reason = "iframes"  # frames are only read in the browser (harvester.render.frames)
@@ -467,6 +476,12 @@ class ExtractionMiddleware:
             self.crawler.stats.inc_value("harvester/render/learned_hosts")
             logger.info("Pages of %s need the browser: rendering its further pages directly (after %d)",
                         urlsplit(url).netloc, self._renderer.learner.learn_after)
+
+    async def _in_worker(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` in the extraction thread, its CPU time counted as extraction's."""
+        result, cpu_ms = await self._worker.run(timed_call, fn, *args)
+        self.crawler.stats.inc_value(stat_key("extraction"), cpu_ms)
+        return result
 
     def _is_pdf(self, response: Response) -> bool:
         return self._pdf_enabled and is_pdf(_header(response, b"Content-Type"), response.body)

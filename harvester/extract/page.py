@@ -690,7 +690,9 @@ def _is_chrome_aside(el) -> bool:
 
 def _absolutize(root, base: str) -> None:
     # Only <a href> and <img src> reach the Markdown, so resolve just those
-    # instead of lxml's make_links_absolute (which also rewrites CSS/forms).
+    # instead of lxml's make_links_absolute (which also rewrites CSS/forms);
+    # each distinct value once (API pages link the same targets hundreds of times).
+    resolved_by_value: dict[str, str | None] = {}
     for el in root.iter("a", "img"):
         attr = "href" if el.tag == "a" else "src"
         val = el.get(attr)
@@ -700,7 +702,10 @@ def _absolutize(root, base: str) -> None:
         if not val or val.lower().startswith(("javascript:", "data:")):
             del el.attrib[attr]
             continue
-        resolved = _absolute(base, val)
+        if val in resolved_by_value:
+            resolved = resolved_by_value[val]
+        else:
+            resolved = resolved_by_value[val] = _absolute(base, val)
         if resolved is None:
             del el.attrib[attr]
         else:

@@ -9,14 +9,15 @@ speak in the neutral types below, so neither engine's types leak past its adapte
 
 from __future__ import annotations
 
-import hashlib
 import json
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+# Point ids are decided in harvester.index.ids (free of this module's imports, for crawls that store
+# nothing); re-exported because the store's callers name them here.
+from harvester.index.ids import POINT_NAMESPACE, boilerplate_point_id, chunk_point_id, point_id  # noqa: F401
 from harvester.index.lexical import document_vector
 
 if TYPE_CHECKING:
@@ -27,9 +28,6 @@ if TYPE_CHECKING:
 # and is refused, rather than queried with ids that match nothing.
 SPARSE_VECTOR = "bm25-en"
 OLD_SPARSE_VECTORS = {"bm25": "CRC-32 ids of unstemmed words, from an earlier Harvester"}
-
-# Fixed so that a page's chunk keeps its point id across crawls and machines.
-POINT_NAMESPACE = uuid.UUID("6f1c4a52-9d1b-4e59-9a43-3f0cbd3c7a11")
 
 
 # Every point carries LlamaIndex's node fields (a node with flat metadata and the chunk's text) next
@@ -218,23 +216,6 @@ def check_sparse_encoding(name: str, sparse_vectors: dict[str, Any] | None) -> N
     )
 
 
-def point_id(url: str, index: int) -> str:
-    """The deterministic point id of chunk ``index`` of the page at ``url``."""
-    return str(uuid.uuid5(POINT_NAMESPACE, f"{url}#{index}"))
-
-
-def chunk_point_id(url: str, text: str, occurrence: int = 0) -> str:
-    """The point id of a chunk of the page at ``url`` whose embedded text is ``text``.
-
-    Derived from the text, not the chunk's position, so a re-crawl keeps the ids (and the vectors)
-    of the chunks that did not change when text is inserted above them; ``occurrence`` tells apart
-    the same text repeated on one page.
-    """
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    suffix = f"#{occurrence}" if occurrence else ""
-    return str(uuid.uuid5(POINT_NAMESPACE, f"{url}#text:{digest}{suffix}"))
-
-
 def chunk_vectors(dense_name: str, dense: Any, text: str) -> dict[str, Any]:
     """The named vectors of one point: dense from the model (a sequence or a numpy row), sparse
     from the text."""
@@ -290,13 +271,6 @@ def node_fields(point: str, payload: dict[str, Any]) -> dict[str, str]:
     }
     return {NODE_CONTENT: json.dumps(node, ensure_ascii=False, separators=(",", ":")),
             NODE_TYPE: "TextNode"}
-
-
-def boilerplate_point_id(text: str) -> str:
-    """The point id of a boilerplate chunk: from its text alone (whitespace collapsed), so the one
-    stored copy is the same point whichever page carried it first, in this crawl and the next."""
-    digest = hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
-    return str(uuid.uuid5(POINT_NAMESPACE, f"boilerplate:{digest}"))
 
 
 def chunk_point(point: str, using: str, dense: Any, text: str, payload: dict[str, Any]) -> Point:

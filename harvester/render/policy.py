@@ -11,7 +11,9 @@ The fallback policy, per site profile: ``fallback_enabled`` is the master switch
 challenge). Login walls and error pages never render, nor do responses that are not 2xx
 (authentication, rate limiting), transport failures and refused (SSRF) URLs: those never reach
 the decision, which only sees 2xx HTML responses. A page without scripts never renders: the
-browser would show the same page.
+browser would show the same page. Nor does a page of a static site generator whose HTML held
+content (``STATIC_GENERATORS``): what it shows is in its HTML, however low its quality score (an
+index of links, a short page); only an empty page or an app shell of such a site renders.
 """
 
 from __future__ import annotations
@@ -24,12 +26,24 @@ from harvester.extract.classify import PageType, Verdict
 from harvester.sites import SiteProfile
 
 
+# Generators (extraction profiles, ``harvester.extract.profiles``) whose pages are complete as
+# served: their scripts add search, theme switches and highlighting, never the text.
+STATIC_GENERATORS = frozenset({"sphinx", "mkdocs", "mdbook", "docbook", "hugo", "javadoc", "rustdoc",
+                               "gitbook", "docusaurus", "vitepress"})
+
+
+def is_static_generator(generator: str | None) -> bool:
+    """Whether ``generator`` (a profile name such as ``sphinx-rtd``) is a static site generator."""
+    return bool(generator) and generator.split("-", 1)[0] in STATIC_GENERATORS
+
+
 def fallback_reason(profile: SiteProfile, verdict: Verdict, *, status: int, rendered: bool,
-                    low_quality: bool = False) -> str | None:
+                    low_quality: bool = False, generator: str | None = None) -> str | None:
     """Why this HTTP response should be fetched again through the browser, or None.
 
     ``rendered``: the response came from the browser already (one browser try per page).
     ``low_quality``: extraction kept content scored under the low-quality threshold.
+    ``generator``: the extraction profile that recognised the page, if one did.
     """
     if rendered or profile.render != "auto" or not profile.fallback_enabled:
         return None
@@ -41,7 +55,7 @@ def fallback_reason(profile: SiteProfile, verdict: Verdict, *, status: int, rend
         return None
     if verdict.type in (PageType.APP_SHELL, PageType.EMPTY):
         return verdict.type.value
-    if verdict.type is PageType.CONTENT and low_quality:
+    if verdict.type is PageType.CONTENT and low_quality and not is_static_generator(generator):
         return "low_quality"
     return None
 

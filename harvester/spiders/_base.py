@@ -9,12 +9,13 @@ import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import scrapy
 from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.response import get_base_url
 
 from harvester.dedup.detect import VersionRule
 from harvester.meta import LINKS, RENDER_HTTP_ITEM
@@ -25,6 +26,13 @@ from harvester.urls.canonical import (
     canonical_url,
     compile_strip_params,
     page_key,
+)
+from harvester.urls.links import (
+    BoundedCache,
+    LinkTarget,
+    join_key,
+    relative_to_page,
+    without_fragment,
 )
 from harvester.urls.rules import (
     check_css,
@@ -108,6 +116,9 @@ class HarvesterSpider(scrapy.Spider):
         self.allowed_domains = [urlsplit(self.start_url).hostname or ""]
         self._seen: set[str] = set()
         self.served_forms = ServedForms()
+        # Each distinct link is worked out once per crawl (harvester.urls.links).
+        self._targets: BoundedCache[str, LinkTarget | None] = BoundedCache(self._target)
+        self._joined: BoundedCache[tuple[str, str], str] = BoundedCache(_join)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -191,6 +202,32 @@ class HarvesterSpider(scrapy.Spider):
             self.crawler.stats.inc_value("harvester/urls/served_forms_learned")
             logger.debug("Learned the served URL form: %s -> %s", redirects[0], response.url)
 
+    def link_target(self, url: str) -> LinkTarget | None:
+        """What ``url`` (without a fragment) is to this crawl: None when it is not wanted, else the
+        URL it is stored under and its page key; worked out once per crawl."""
+        return self._targets(url)
+
+    def _target(self, url: str) -> LinkTarget | None:
+        if not self.wants(url):
+            return None
+        return LinkTarget(canonical_url(url, self._strip), page_key(url, self._strip))
+
+    def link_url(self, response: scrapy.http.Response, href: str) -> str:
+        """``response.urljoin(href)`` without the fragment, remembered per page directory."""
+        base = get_base_url(response)
+        return self._joined((base if relative_to_page(href) else join_key(base), href))
+
+    def new_page(self, url: str, source: scrapy.http.Response | None = None) -> LinkTarget | None:
+        """The target of a link to ``url`` when it is wanted and its page not claimed yet (it is
+        not claimed here). With ``source`` (the page the link is on), a wanted link is remembered
+        with that page, so a re-crawl that gets a 304 for it can still follow it."""
+        target = self.link_target(without_fragment(url))
+        if target is None:
+            return None
+        if source is not None:
+            _remember(source, target.canonical)
+        return None if target.key in self._seen else target
+
     def page_request(
         self, url: str, callback: Callable[..., Any], source: scrapy.http.Response | None = None
     ) -> scrapy.Request | None:
@@ -199,20 +236,16 @@ class HarvesterSpider(scrapy.Spider):
         With ``source`` (the page the link is on), the link is remembered with that page, so a
         re-crawl that gets a 304 for it can still follow it.
         """
-        if not self.wants(url):
+        target = self.new_page(url, source)
+        if target is None:
             return None
-        if source is not None:
-            self.remember_link(source, url)
-        if not self.claim(url):
-            return None
-        return scrapy.Request(self.request_url(url), callback=callback, errback=self.page_failed)
+        self._seen.add(target.key)
+        return scrapy.Request(self.served_forms.preferred(target.canonical), callback=callback,
+                              errback=self.page_failed)
 
     def remember_link(self, source: scrapy.http.Response, url: str) -> None:
         """Note a wanted link of ``source``; the extraction middleware stores them with its page."""
-        links = source.meta.setdefault(LINKS, [])
-        key = canonical_url(url, self._strip)
-        if key not in links:
-            links.append(key)
+        _remember(source, canonical_url(url, self._strip))
 
     def follow_stored_links(self, response: scrapy.http.Response, urls: list[str]) -> Iterator[scrapy.Request]:
         """Requests for the links stored with a page that answered 304 (it has no body to parse)."""
@@ -256,3 +289,13 @@ class HarvesterSpider(scrapy.Spider):
         if not hasattr(self, "_skip"):
             self._skip = compile_patterns(self.settings.getlist("HARVESTER_SKIP_URL_PATTERNS"))
         return self._skip
+
+
+def _join(key: tuple[str, str]) -> str:
+    base, href = key
+    return without_fragment(urljoin(base, href))
+
+
+def _remember(source: scrapy.http.Response, canonical: str) -> None:
+    # A dict, so a page with hundreds of links checks each in constant time; read as a list of keys.
+    source.meta.setdefault(LINKS, {})[canonical] = None

@@ -8,6 +8,7 @@ from typing import Any
 import scrapy
 from scrapy.http import HtmlResponse, Response
 
+from harvester.report.cpu import cpu_stage
 from harvester.spiders._base import HarvesterSpider
 from harvester.spiders.navigation import content_links, pager_links, toc_links
 
@@ -17,7 +18,8 @@ class DocsSpider(HarvesterSpider):
     the sidebar / table of contents, then links in the page body, all inside the start URL's path
     prefix, so a broken chain loses no page. Cycles end because every URL is claimed once.
 
-    Stats: ``harvester/docs/{pager,toc,content}_links`` (requests scheduled).
+    Stats: ``harvester/docs/{pager,toc,content}_links`` (requests scheduled),
+    ``harvester/cpu_ms/{parse,links}``.
     """
 
     name = "docs"
@@ -25,15 +27,21 @@ class DocsSpider(HarvesterSpider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[scrapy.Request]:
         if not isinstance(response, HtmlResponse):
             return
-        # Pager links first: they carry the reading order, so they get the highest priority.
-        for kind, hrefs, priority in (
-            ("pager_links", pager_links(response.selector), 1),
-            ("toc_links", toc_links(response.selector), 0),
-            ("content_links", content_links(response.selector), -1),
-        ):
-            for href in hrefs:
-                request = self.page_request(response.urljoin(href), self.parse, source=response)
-                if request is not None:
-                    request.priority = priority
-                    self.crawler.stats.inc_value(f"harvester/docs/{kind}")
-                    yield request
+        stats = self.crawler.stats
+        with cpu_stage(stats, "parse"):
+            page = response.selector
+        requests = []
+        with cpu_stage(stats, "links"):
+            # Pager links first: they carry the reading order, so they get the highest priority.
+            for kind, hrefs, priority in (
+                ("pager_links", pager_links(page), 1),
+                ("toc_links", toc_links(page), 0),
+                ("content_links", content_links(page), -1),
+            ):
+                for href in hrefs:
+                    request = self.page_request(self.link_url(response, href), self.parse, source=response)
+                    if request is not None:
+                        request.priority = priority
+                        stats.inc_value(f"harvester/docs/{kind}")
+                        requests.append(request)
+        yield from requests

@@ -1,0 +1,76 @@
+"""Links worked out once per crawl, not once per anchor. Scrapy-free.
+
+A documentation page links to hundreds of pages, nearly all of them the same as on the page
+before: the sidebar, the breadcrumbs, the "next" link. Resolving each ``href`` against the page,
+making it a safe URL, checking it against the crawl's rules and computing its page key cost more
+CPU than extracting the page's content. Both answers depend on little: how a relative ``href``
+resolves depends only on the directory of the page it is on (``join_key``), and whether a URL is
+wanted only on the URL. So both are remembered (``BoundedCache``), and a page's links cost a
+dictionary lookup each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Generic, NamedTuple, TypeVar
+from urllib.parse import urlsplit
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+# Enough for the distinct links of a very large site; past it the cache starts again (the answers
+# are the same either way, only recomputed).
+DEFAULT_CACHE_SIZE = 200_000
+
+
+def join_key(url: str) -> str:
+    """What ``urljoin(url, href)`` depends on when ``href`` is a non-empty reference that does not
+    start with ``?`` or ``#``: the scheme, the authority and the path up to its last ``/``
+    (``http://h/a/b.html?x#y`` -> ``http://h/a/``). Two pages of one directory resolve such an
+    ``href`` alike; ``relative_to_page`` tells the ``href``s that depend on the page itself."""
+    parts = urlsplit(url)
+    directory = parts.path[: parts.path.rfind("/") + 1]
+    return f"{parts.scheme}://{parts.netloc}{directory}"
+
+
+def relative_to_page(href: str) -> bool:
+    """Whether ``href`` resolves against the whole page URL (empty, a query or a fragment)."""
+    return not href or href[0] in "?#"
+
+
+def without_fragment(url: str) -> str:
+    """``url`` without its ``#fragment``: every fragment of a page is the same page."""
+    cut = url.find("#")
+    return url if cut < 0 else url[:cut]
+
+
+class BoundedCache(Generic[K, V]):
+    """A memo of a pure function's answers that never holds more than ``size`` of them (it is
+    emptied when full: the working set of a crawl is far smaller, and a cleared entry is only
+    computed again)."""
+
+    def __init__(self, compute: Callable[[K], V], size: int = DEFAULT_CACHE_SIZE) -> None:
+        self._compute = compute
+        self._size = size
+        self._answers: dict[K, V] = {}
+
+    def __call__(self, key: K) -> V:
+        answers = self._answers
+        try:
+            return answers[key]
+        except KeyError:
+            pass
+        if len(answers) >= self._size:
+            answers.clear()
+        value = answers[key] = self._compute(key)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+
+class LinkTarget(NamedTuple):
+    """A wanted link: the URL it is stored under, and the key of the page it names."""
+
+    canonical: str
+    key: str
