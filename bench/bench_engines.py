@@ -39,7 +39,7 @@ import numpy as np
 from harvester.embedding.folder import DEFAULT_MODEL
 from harvester.embedding.models import load_embedder
 from harvester.index.engines import open_store
-from harvester.index.lexical import query_vector
+from harvester.index.lexical import sparse_query
 from harvester.index.search import search
 from harvester.index.store import Query, Scope, chunk_payload, chunk_point
 
@@ -161,7 +161,7 @@ def bench_engine(engine: str, points: list, path: Path, embedder, queries: list[
     timings: dict[str, list[float]] = {"dense": [], "sparse": [], "dense_filtered": [], "hybrid_store": []}
     site = Scope(domain=points[len(points) // 2].payload["metadata"]["domain"])
     for q, dense in zip(queries, dense_vectors, strict=True):
-        sparse = query_vector(q)
+        sparse = sparse_query(q)
         for name, request in (("dense", [Query(20, using=embedder.vector_name, dense=dense)]),
                               ("sparse", [Query(20, sparse=sparse)]),
                               ("dense_filtered", [Query(20, using=embedder.vector_name, dense=dense, scope=site)]),
