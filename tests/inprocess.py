@@ -303,8 +303,16 @@ class _Run:
         return crawl_outcome(self.crawler, runner.bootstrap_failed)
 
     async def stop(self) -> None:
-        if self.crawler is not None and self.crawler.crawling:
-            await self.crawler.stop_async()
+        # Crawler.stop_async() only stops a running engine (and raises before the engine exists):
+        # a stop while the spider is still being opened, slow on a loaded machine, would be lost
+        # and the crawl would run on beside the next one, so wait for the engine to start first.
+        # ``_engine`` is what Scrapy says to read before the crawl has started (_LateAttribute).
+        while self.crawler is not None and self.crawler.crawling:
+            engine = self.crawler._engine
+            if engine is not None and engine.running:
+                await self.crawler.stop_async()
+                return
+            await asyncio.sleep(0.05)
 
 
 _LOCK = threading.Lock()

@@ -73,6 +73,33 @@ def test_a_crawl_past_its_timeout_is_stopped_and_the_next_one_runs(tmp_path: Pat
     assert len(result.items) == 2
 
 
+def test_a_crawl_timed_out_while_its_spider_opens_is_stopped_once_it_runs(tmp_path: Path, monkeypatch) -> None:
+    """Scrapy drops a stop that comes before the engine runs: the harness waits for the engine,
+    stops it, and waits for the crawl's end before the next one starts."""
+    import asyncio
+
+    from scrapy.utils.defer import deferred_from_coro
+
+    from harvester.extract.middleware import ExtractionMiddleware
+
+    opened = ExtractionMiddleware._spider_opened
+
+    def slowly_opened(self, spider):  # type: ignore[no-untyped-def]
+        async def later() -> None:
+            await asyncio.sleep(4)
+            opened(self, spider)
+        return deferred_from_coro(later())
+
+    monkeypatch.setattr(ExtractionMiddleware, "_spider_opened", slowly_opened)
+    with SiteServer(routes=chain_site()) as server:
+        with pytest.raises(CrawlTimeout, match=r"Spider closed \(shutdown\)"):
+            crawl("docs", server.url + "docs/p1.html", tmp_path / "slow", settings=NO_EMBEDDING, timeout=1)
+        monkeypatch.setattr(ExtractionMiddleware, "_spider_opened", opened)
+        result = crawl("docs", server.url + "docs/p1.html", tmp_path / "again", settings=NO_EMBEDDING)
+    assert result.returncode == 0, result.output[-3000:]
+    assert result.items
+
+
 def test_warn_once_state_does_not_outlive_a_crawl(tmp_path: Path) -> None:
     """A deprecation a crawl warns about once per process is warned about in every crawl."""
     settings = {**NO_EMBEDDING, "HARVESTER_PROXY_MODE": "direct", "HARVESTER_PROXY": "http://127.0.0.1:9"}
