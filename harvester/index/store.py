@@ -61,6 +61,17 @@ class Scope:
     def empty(self) -> bool:
         return not (self.url or self.domain or self.url_prefix or self.section or self.exclude_ids)
 
+    def matches(self) -> list[tuple[str, str]]:
+        """``(payload key, value)`` pairs a point's payload must equal (each engine builds its own
+        filter classes from these and ``prefixes``)."""
+        pairs = (("metadata.source_url", self.url), ("metadata.domain", self.domain),
+                 ("metadata.section", self.section))
+        return [(key, value) for key, value in pairs if value]
+
+    def prefixes(self) -> list[tuple[str, str]]:
+        """``(payload key, prefix)`` pairs a point's payload must start with."""
+        return [("metadata.source_url", self.url_prefix)] if self.url_prefix else []
+
 
 @dataclass(frozen=True)
 class Point:

@@ -26,14 +26,10 @@ def client_filter(scope: Scope | None) -> models.Filter | None:
     """The Qdrant filter of ``scope`` (None when it covers every point)."""
     if scope is None or scope.empty:
         return None
-    must: list[Any] = []
-    for key, value in (("metadata.source_url", scope.url), ("metadata.domain", scope.domain),
-                       ("metadata.section", scope.section)):
-        if value:
-            must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
-    if scope.url_prefix:
-        must.append(models.FieldCondition(key="metadata.source_url",
-                                          match=models.MatchPrefix(prefix=scope.url_prefix)))
+    must: list[Any] = [models.FieldCondition(key=key, match=models.MatchValue(value=value))
+                       for key, value in scope.matches()]
+    must += [models.FieldCondition(key=key, match=models.MatchPrefix(prefix=prefix))
+             for key, prefix in scope.prefixes()]
     must_not = [models.HasIdCondition(has_id=list(scope.exclude_ids))] if scope.exclude_ids else None
     return models.Filter(must=must or None, must_not=must_not)
 

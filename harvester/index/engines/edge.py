@@ -55,13 +55,8 @@ def edge_collections(path: str | Path) -> list[str]:
 def edge_filter(scope: Scope | None) -> edge.Filter | None:
     if scope is None or scope.empty:
         return None
-    must: list[Any] = []
-    for key, value in (("metadata.source_url", scope.url), ("metadata.domain", scope.domain),
-                       ("metadata.section", scope.section)):
-        if value:
-            must.append(edge.FieldCondition(key=key, match=edge.MatchValue(value)))
-    if scope.url_prefix:
-        must.append(edge.FieldCondition(key="metadata.source_url", match=edge.MatchPrefix(scope.url_prefix)))
+    must: list[Any] = [edge.FieldCondition(key=key, match=edge.MatchValue(value)) for key, value in scope.matches()]
+    must += [edge.FieldCondition(key=key, match=edge.MatchPrefix(prefix)) for key, prefix in scope.prefixes()]
     must_not = [edge.HasIdCondition(set(scope.exclude_ids))] if scope.exclude_ids else None
     return edge.Filter(must=must or None, must_not=must_not)
 
