@@ -263,11 +263,16 @@ class OnnxEmbedder:
                     token_types[r, :n] = types[i]
             feed = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": token_types}
             hidden = self.session.run(None, {k: feed[k] for k in self._inputs})[0]
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out[rows] = pooled / np.clip(norms, 1e-12, None)
+            out[rows] = mean_pooled(hidden, mask)
         return out
+
+
+def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The model's sentence vectors from its token states: the mean over the attended tokens,
+    normalised, as sentence-transformers' Pooling and Normalize modules compute them."""
+    weights = mask[:, :, None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
 
 
 def _session(path: Path, threads: int | None) -> Any:

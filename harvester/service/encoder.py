@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from harvester.embedding.folder import max_seq_length, resolve_model, vector_name
+from harvester.embedding.onnx import mean_pooled
 
 logger = logging.getLogger(__name__)
 
@@ -46,9 +47,7 @@ class OnnxQueryEncoder:
             feed = {"input_ids": ids, "attention_mask": mask,
                     "token_type_ids": np.array([encoding.type_ids], dtype=np.int64)}
             hidden = self.session.run(None, {k: feed[k] for k in self._inputs})[0]
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            out[row] = pooled[0] / max(float(np.linalg.norm(pooled[0])), 1e-12)
+            out[row] = mean_pooled(hidden, mask)[0]
         return out
 
 
