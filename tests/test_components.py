@@ -16,6 +16,7 @@ from harvester.index.pipeline import IndexPipeline
 from harvester.index.store import chunk_payload, point_id
 from harvester.items import PageItem
 from harvester.report.extension import format_summary
+from tests.crawl import REPO
 
 
 class UncheckedAddon(HarvesterAddon):
@@ -261,6 +262,64 @@ def test_malloc_is_tuned_unless_the_environment_or_the_setting_says_otherwise():
     env = {**os.environ, "MALLOC_ARENA_MAX": "4"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert done.stdout.split() == ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]
+    # A model in this process keeps glibc's own thresholds (a fixed one slowed it to 0.7-0.8x).
+    built = ("from scrapy.utils.misc import build_from_crawler; from tests.test_components import crawler_with; "
+             "from harvester.memory.extension import MallocTuning; "
+             "print(' '.join(build_from_crawler(MallocTuning, crawler_with(**{0})).applied))")
+    for settings, applied in (
+        ({}, ["MALLOC_ARENA_MAX"]),
+        ({"HARVESTER_EMBEDDING_PROCESS": True}, ["MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]),
+        ({"HARVESTER_EMBEDDING_ENABLED": False}, ["MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]),
+    ):
+        done = subprocess.run([sys.executable, "-c", built.format(settings)], capture_output=True, text=True,
+                              check=True, cwd=REPO)
+        assert done.stdout.split() == applied, settings
     with pytest.raises(NotConfigured):
         build_from_crawler(MallocTuning, crawler_with(HARVESTER_MALLOC_TUNING=False))
     assert "harvester.memory.extension.MallocTuning" in crawler_with().settings.getdict("EXTENSIONS")
+
+
+def test_embedding_hands_the_model_several_waiting_pages_at_once():
+    """Pages that wait while the model works go to it together (up to GROUP_BATCHES batches), so
+    their chunks are sorted by length together and batches carry less padding."""
+    import asyncio
+    import threading
+
+    import numpy as np
+
+    from harvester.embedding.pipeline import GROUP_BATCHES
+
+    class RecordingModel:
+        def __init__(self):
+            self.calls: list[int] = []
+            self.release = threading.Event()
+
+        def encode(self, texts, batch_size):
+            self.calls.append(len(texts))
+            self.release.wait(5)  # the first call holds the model while the other pages queue
+            return [np.zeros(2, dtype=np.float32) for _ in texts]
+
+    batch = 4
+    pipeline = build_from_crawler(EmbeddingPipeline, crawler_with(HARVESTER_EMBEDDING_BATCH_SIZE=batch))
+    model = pipeline._embedder = RecordingModel()
+    pages = [PageItem(url=f"https://example.org/{n}", title="A", markdown="x", content_hash=str(n)) for n in range(12)]
+    for n, page in enumerate(pages):
+        page.chunks = [{"id": f"{n}-{i}", "text": f"page {n} chunk {i}", "context": ""} for i in range(3)]
+
+    async def crawl():
+        first = asyncio.ensure_future(pipeline.process_item(pages[0]))
+        while not model.calls:
+            await asyncio.sleep(0.01)
+        rest = [asyncio.ensure_future(pipeline.process_item(page)) for page in pages[1:]]
+        await asyncio.sleep(0.05)
+        model.release.set()
+        return await asyncio.gather(first, *rest)
+
+    done = asyncio.run(crawl())
+    pipeline._worker.close()
+    assert all(len(page.vectors) == 3 for page in done)
+    # 11 waiting pages of 3 chunks: whole pages up to batch x GROUP_BATCHES chunks per call.
+    limit = batch * GROUP_BATCHES
+    assert model.calls[0] == 3
+    assert model.calls[1] > 3  # several pages in one call
+    assert model.calls[1] == limit // 3 * 3 and sum(model.calls) == 36

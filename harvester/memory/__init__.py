@@ -30,9 +30,12 @@ _ENVIRONMENT = {M_ARENA_MAX: "MALLOC_ARENA_MAX", M_MMAP_THRESHOLD: "MALLOC_MMAP_
                 M_TRIM_THRESHOLD: "MALLOC_TRIM_THRESHOLD_"}
 
 
-def tune_malloc(arena_max: int = ARENA_MAX, mmap_threshold: int = MMAP_THRESHOLD) -> list[str]:
+def tune_malloc(arena_max: int = ARENA_MAX, mmap_threshold: int | None = MMAP_THRESHOLD) -> list[str]:
     """Apply the settings above to this process's glibc malloc; the names of those applied (none
-    on another C library, or where the environment sets them)."""
+    on another C library, or where the environment sets them). ``mmap_threshold`` None keeps
+    glibc's own (dynamic) thresholds: a model running in the process allocates and frees tens of
+    MiB per layer, and with a fixed 1 MiB threshold each of those became a fresh mapping, zeroed
+    page by page (the model ran at 0.70-0.80x its own speed in a crawl; bench/README.md)."""
     name = ctypes.util.find_library("c")
     try:
         mallopt = ctypes.CDLL(name).mallopt if name else None
@@ -41,8 +44,10 @@ def tune_malloc(arena_max: int = ARENA_MAX, mmap_threshold: int = MMAP_THRESHOLD
     if mallopt is None or not _is_glibc():
         return []
     applied = []
-    for param, value in ((M_ARENA_MAX, arena_max), (M_MMAP_THRESHOLD, mmap_threshold),
-                         (M_TRIM_THRESHOLD, mmap_threshold)):
+    wanted = [(M_ARENA_MAX, arena_max)]
+    if mmap_threshold is not None:
+        wanted += [(M_MMAP_THRESHOLD, mmap_threshold), (M_TRIM_THRESHOLD, mmap_threshold)]
+    for param, value in wanted:
         variable = _ENVIRONMENT[param]
         if os.environ.get(variable):
             continue

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
-from harvester.memory import tune_malloc
+from harvester.memory import MMAP_THRESHOLD, tune_malloc
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -18,7 +18,9 @@ logger = logging.getLogger(__name__)
 
 class MallocTuning:
     """Extension: glibc malloc limited to two arenas, and blocks of 1 MiB or more given back to the
-    system when freed, before the crawl's threads start.
+    system when freed, before the crawl's threads start. With the embedding model in this process
+    (embedding on, ``HARVESTER_EMBEDDING_PROCESS`` off) only the arenas are limited: the fixed
+    threshold slows the model down (``harvester.memory.tune_malloc``).
 
     Settings: ``HARVESTER_MALLOC_TUNING``. The ``MALLOC_ARENA_MAX``, ``MALLOC_MMAP_THRESHOLD_`` and
     ``MALLOC_TRIM_THRESHOLD_`` environment variables, when set, win.
@@ -27,8 +29,10 @@ class MallocTuning:
     def __init__(self, crawler: Crawler) -> None:
         if not crawler.settings.getbool("HARVESTER_MALLOC_TUNING"):
             raise NotConfigured
-        applied = tune_malloc()
-        logger.debug("malloc tuned: %s", ", ".join(applied) or "nothing (not glibc, or set by the environment)")
+        settings = crawler.settings
+        model_here = settings.getbool("HARVESTER_EMBEDDING_ENABLED") and not settings.getbool("HARVESTER_EMBEDDING_PROCESS")
+        self.applied = tune_malloc(mmap_threshold=None if model_here else MMAP_THRESHOLD)
+        logger.debug("malloc tuned: %s", ", ".join(self.applied) or "nothing (not glibc, or set by the environment)")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
