@@ -224,6 +224,20 @@ def test_literal_markdown_characters_escaped_outside_code() -> None:
     assert "```\nx_y = a * b\n```" in md
 
 
+def test_spans_are_written_as_their_text() -> None:
+    """Spans are dissolved while the converter's tree is built: what they hold, blocks included,
+    keeps its place, escaping and code spans are unchanged."""
+    html = _doc(
+        "<article><h1>Spans</h1><p>" + FILLER + "</p>"
+        '<p>Call <a href="/api#open"><code class="xref"><span class="pre">open_file</span><span class="pre">()</span>'
+        "</code></a> with a_b<span> and </span><span><em>c_d</em></span>.</p>"
+        "<span><p>First paragraph in a span.</p><p>Second one, <span>nested <span>twice</span></span>.</p></span>"
+        "</article>")
+    md = extract_page(html, "https://example.org/").markdown
+    assert "Call [`open_file()`](https://example.org/api#open) with a\\_b and *c\\_d*." in md
+    assert "\n\nFirst paragraph in a span.\n\nSecond one, nested twice.\n" in md
+
+
 def test_docusaurus_layout() -> None:
     html = _doc(
         "<nav class='navbar'><a href='/'>My Site</a><a href='/blog'>Blog</a></nav>"

@@ -207,19 +207,38 @@ def _soup_from_lxml(root) -> BeautifulSoup:
         last = node
         contents.append(node)
 
+    def fill(el, tag, texts: list[str]) -> None:
+        """``el``'s content into ``tag``: its spans dissolved into the text around them, adjacent
+        texts joined into one string."""
+        if el.text:
+            texts.append(el.text)
+        for child in el:
+            if child.tag in _DISSOLVED:
+                fill(child, tag, texts)
+            elif isinstance(child.tag, str):
+                if texts:
+                    link(NavigableString("".join(texts)), tag)
+                    texts.clear()
+                add(child, tag)
+            if child.tail:
+                texts.append(child.tail)
+
     def add(el, parent) -> None:
         tag = _FastTag(name=el.tag, attrs=dict(el.attrib))
         link(tag, parent)
-        if el.text:
-            link(NavigableString(el.text), tag)
-        for child in el:
-            if isinstance(child.tag, str):
-                add(child, tag)
-            if child.tail:
-                link(NavigableString(child.tail), tag)
+        texts: list[str] = []
+        fill(el, tag, texts)
+        if texts:
+            link(NavigableString("".join(texts)), tag)
 
     add(root, soup)
     return soup
+
+
+# Tags markdownify writes as their bare text (it has no converter for them), dissolved while the
+# soup is built: highlighting and cross-reference markup (Sphinx's <code><span class="pre">, API
+# signatures) is a third of a docs page's tags, and each tag costs a bs4 node and a converter call.
+_DISSOLVED = frozenset({"span"})
 
 
 
