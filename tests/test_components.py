@@ -279,15 +279,21 @@ def test_malloc_is_tuned_unless_the_environment_or_the_setting_says_otherwise():
     assert "harvester.memory.extension.MallocTuning" in crawler_with().settings.getdict("EXTENSIONS")
 
 
-def test_embedding_hands_the_model_several_waiting_pages_at_once():
+def test_embedding_hands_the_model_several_waiting_pages_at_once(monkeypatch):
     """Pages that wait while the model works go to it together (up to GROUP_BATCHES batches), so
-    their chunks are sorted by length together and batches carry less padding."""
+    their chunks are sorted by length together and batches carry less padding; after each call the
+    heap's free memory goes back to the system (the model runs in this process)."""
     import asyncio
     import threading
 
     import numpy as np
 
+    from harvester.embedding import pipeline as embedding_pipeline
     from harvester.embedding.pipeline import GROUP_BATCHES
+    from harvester.memory import trim_malloc
+
+    trims = []
+    monkeypatch.setattr(embedding_pipeline, "trim_malloc", lambda: trims.append(1) or trim_malloc())
 
     class RecordingModel:
         def __init__(self):
@@ -323,3 +329,6 @@ def test_embedding_hands_the_model_several_waiting_pages_at_once():
     assert model.calls[0] == 3
     assert model.calls[1] > 3  # several pages in one call
     assert model.calls[1] == limit // 3 * 3 and sum(model.calls) == 36
+    assert len(trims) == len(model.calls)
+    for settings in ({"HARVESTER_EMBEDDING_PROCESS": True}, {"HARVESTER_MALLOC_TUNING": False}):
+        assert not build_from_crawler(EmbeddingPipeline, crawler_with(**settings))._trim

@@ -354,8 +354,9 @@ SPEC: tuple[Setting, ...] = (
             "download and the end of their pages' pipelines; past it, downloads wait (each waiting page holds "
             "its parsed tree; Scrapy's default is 5 MB)", "Memory", scrapy=True),
     Setting("HARVESTER_MALLOC_TUNING", True, Bool(), "glibc malloc: two arenas, and blocks of 1 MiB or more "
-            "given back to the system when freed, unless the embedding model runs in the crawler process "
-            "(the fixed threshold slows it down) (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and "
+            "given back to the system when freed; with the embedding model in the crawler process, the "
+            "heaps' free memory is given back after each call of the model instead (a fixed threshold "
+            "slows the model down) (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and "
             "`MALLOC_TRIM_THRESHOLD_` in the environment win)", "Memory"),
     # Reporting, logs and feeds.
     Setting("HARVESTER_REPORT_ENABLED", True, Bool(), "the run summary and the report file", "Reporting"),

@@ -16,6 +16,7 @@ from harvester.chunking.context import embedding_text
 from harvester.embedding.folder import ModelUnavailable, is_local_model
 from harvester.embedding.models import backend_options, load_backend
 from harvester.embedding.process import ProcessEmbedder
+from harvester.memory import trim_malloc
 from harvester.recrawl.extension import Recrawl
 from harvester.threads import Worker
 
@@ -79,6 +80,9 @@ class EmbeddingPipeline:
         self._cache_size = settings.getint("HARVESTER_EMBEDDING_CACHE_SIZE")
         self._threads = settings.getint("HARVESTER_EMBEDDING_THREADS")
         self._in_process = settings.getbool("HARVESTER_EMBEDDING_PROCESS")
+        # With the model in the crawler the malloc tuning leaves glibc's heap threshold alone (see
+        # harvester.memory.tune_malloc): what the model frees after a group goes back to the system here.
+        self._trim = settings.getbool("HARVESTER_MALLOC_TUNING") and not self._in_process
         self._crawler = crawler
         self._recrawl: Recrawl | None = None
         self._preloading: asyncio.Future[None] | None = None
@@ -208,7 +212,10 @@ class EmbeddingPipeline:
             self._cache.popitem(last=False)
 
     def _encode(self, texts: list[str]) -> list[Vector]:
-        return self._load().encode(texts, batch_size=self._batch_size)
+        vectors = self._load().encode(texts, batch_size=self._batch_size)
+        if self._trim:
+            trim_malloc()
+        return vectors
 
     def _count(self, chunks: int) -> None:
         self._stats.inc_value("harvester/embedding/chunks", chunks)

@@ -60,3 +60,15 @@ def _is_glibc() -> bool:
     import platform
 
     return platform.libc_ver()[0] == "glibc"
+
+
+def trim_malloc() -> bool:
+    """Give the free memory of glibc's heaps back to the system (``malloc_trim(0)``); False
+    where there is no glibc."""
+    if not _is_glibc():
+        return False
+    name = ctypes.util.find_library("c")
+    try:
+        return bool(ctypes.CDLL(name).malloc_trim(0)) if name else False
+    except (OSError, AttributeError):
+        return False

@@ -20,7 +20,8 @@ class MallocTuning:
     """Extension: glibc malloc limited to two arenas, and blocks of 1 MiB or more given back to the
     system when freed, before the crawl's threads start. With the embedding model in this process
     (embedding on, ``HARVESTER_EMBEDDING_PROCESS`` off) only the arenas are limited: the fixed
-    threshold slows the model down (``harvester.memory.tune_malloc``).
+    threshold slows the model down (``harvester.memory.tune_malloc``); the embedding pipeline
+    trims the heaps after each call of the model instead.
 
     Settings: ``HARVESTER_MALLOC_TUNING``. The ``MALLOC_ARENA_MAX``, ``MALLOC_MMAP_THRESHOLD_`` and
     ``MALLOC_TRIM_THRESHOLD_`` environment variables, when set, win.
