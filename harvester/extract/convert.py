@@ -241,7 +241,6 @@ def _soup_from_lxml(root) -> BeautifulSoup:
 _DISSOLVED = frozenset({"span"})
 
 
-
 # --------------------------------------------------------------------------
 # Pre-conversion rewrites (lxml, converter-independent)
 # --------------------------------------------------------------------------

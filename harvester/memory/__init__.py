@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import logging
 import os
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -65,10 +67,17 @@ def _is_glibc() -> bool:
 def trim_malloc() -> bool:
     """Give the free memory of glibc's heaps back to the system (``malloc_trim(0)``); False
     where there is no glibc."""
+    malloc_trim = _malloc_trim()
+    return bool(malloc_trim(0)) if malloc_trim is not None else False
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    # Looked up once: find_library runs ldconfig, and libc_ver reads the interpreter's binary.
     if not _is_glibc():
-        return False
+        return None
     name = ctypes.util.find_library("c")
     try:
-        return bool(ctypes.CDLL(name).malloc_trim(0)) if name else False
+        return ctypes.CDLL(name).malloc_trim if name else None
     except (OSError, AttributeError):
-        return False
+        return None
