@@ -357,3 +357,46 @@ def test_the_model_tokenizer_alone_counts_as_the_loaded_model_does(tokenizer) ->
     assert light.count(texts) == tokenizer_counter(tokenizer)(texts)
     assert light.max_tokens == model.max_tokens
     assert load_model_tokenizer("no-such/model") is None  # a hub id: the model is loaded instead
+
+
+_TRICKY = ["see [MASK] and [CLS]x [sep] done", "tab\there\x0bvt \x0c ff café naïve", "a" * 150 + " b",
+           "x" * 99 + " " + "y" * 101, "MixedCase WORDS_with-punct... (f(x)=y)! `code` ~tilde {brace}",
+           "Ünïcödé ☃ 中文 text, “quoted”—dash…", "İstanbul İİ", "\r\n\r\n", "", "a\x7fb \x00 c", "\u00a0nbsp\u200bzero"]
+
+
+def _tokenizer_pair():
+    import dataclasses
+
+    from harvester.embedding.folder import DEFAULT_MODEL
+    from harvester.embedding.models import load_model_tokenizer
+
+    cached = load_model_tokenizer(DEFAULT_MODEL)
+    assert cached is not None and cached.word_cache
+    return cached, dataclasses.replace(cached, word_cache=False)
+
+
+def test_the_word_cache_gives_the_tokenizers_own_token_starts() -> None:
+    """Plain-ASCII words come from the per-crawl word cache, other runs from the tokenizer: the
+    token starts and counts must be the tokenizer's own, on real docs pages and odd text."""
+    cached, encoded = _tokenizer_pair()
+    texts = [page.read_text(errors="replace")
+             for page in sorted(Path("/usr/share/doc/python-flask-doc/html").glob("*.html"))[:15]] + _TRICKY
+    for text in texts:
+        assert list(cached.token_starts(text)) == list(encoded.token_starts(text)), text[:80]
+    assert cached.count(texts) == encoded.count(texts)
+
+
+def test_the_word_cache_agrees_with_the_tokenizer_on_any_text() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    cached, encoded = _tokenizer_pair()
+    alphabet = st.sampled_from(list("aZ09 _-.[]()`\t\n\r\x0b\x0c\x00\x7féİß中☃“—\u00a0\u200b") + ["[MASK]", "[CLS]", "##"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(alphabet, max_size=40).map("".join))
+    def agrees(text: str) -> None:
+        assert list(cached.token_starts(text)) == list(encoded.token_starts(text))
+        assert cached.count([text]) == encoded.count([text])
+
+    agrees()

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +87,11 @@ def load_embedder(name: str, device: str | None = None) -> Embedder:
 # Characters per piece a page is encoded in, and pieces per call (see ModelTokenizer.token_starts).
 _PIECE_CHARS = 2000
 _PIECES_PER_BATCH = 32
+# BERT's normalizer keeps printable ASCII as it is (but for case). A word as BERT's pre-tokenizer cuts plain ASCII (letters and digits, or one punctuation mark),
+# or, from its start, a whitespace-delimited run holding any other character (the tokenizer's).
+_PLAIN_WORD_OR_OTHER_RUN = re.compile(
+    r"(?P<other>(?<![^ \t\n\r])[^ \t\n\r]*[^\x20-\x7e\t\n\r][^ \t\n\r]*)|[A-Za-z0-9]+|[!-/:-@\[-`{-~]")
+_WORD_CACHE_SIZE = 200_000
 
 
 @dataclass(frozen=True)
@@ -100,17 +106,74 @@ class ModelTokenizer:
     # WordPiece works within those words): a text's count is the sum of its parts' counts when it
     # is cut there, so one encoding of a page counts any stretch of it (``token_starts``).
     additive: bool = False
+    # Plain-ASCII text may be split into BERT's words here and each distinct word's pieces looked
+    # up once (``_cached_starts``): the tokenizer builds a whole encoding (ids, tokens, masks,
+    # offsets) per call, about 20 ms of CPU for a long docs page, for offsets only needed per word.
+    # Set for a BERT normalizer (or none), BERT pre-tokenizer and WordPiece model: the same tokens.
+    word_cache: bool = False
+    lowercase: bool = False
+    added_tokens: tuple[str, ...] = ()
+    _words: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def count(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of each text, without the special tokens the model adds."""
+        if self.word_cache and not self._holds_added_token(texts):
+            return [len(self._cached_starts(text)) for text in texts]
         return [len(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def token_starts(self, text: str) -> Sequence[int]:
         """Where each word piece of ``text`` starts (in characters), in order. Only for an
-        ``additive`` tokenizer: the text is encoded in pieces cut at line ends (the tokenizer is
-        much slower on one long input than on the same text in pieces of a few thousand
-        characters), which does not change its tokens; a few pieces at a time, keeping only the
-        offsets (an encoding holds ids, tokens, masks and offsets: tens of MB for a long page)."""
+        ``additive`` tokenizer."""
+        if self.word_cache and not self._holds_added_token((text,)):
+            return self._cached_starts(text)
+        return self._encoded_starts(text)
+
+    def _holds_added_token(self, texts: Sequence[str]) -> bool:
+        # The tokenizer matches its added tokens ([CLS], [MASK]...) in the raw text, before words.
+        return any(token in text for text in texts for token in self.added_tokens)
+
+    def _cached_starts(self, text: str) -> array[int]:
+        """``token_starts`` from the word cache: each plain-ASCII word's pieces are looked up once
+        per crawl; a whitespace-delimited run holding any other character goes through the
+        tokenizer whole (tokens never cross whitespace, so cutting there changes none)."""
+        words = self._words
+        if len(words) > _WORD_CACHE_SIZE:
+            words.clear()
+        model = self.tokenizer.model
+        lowercase = self.lowercase
+        starts = array("l")
+        others: list[tuple[int, int, str]] = []  # (where its tokens go in starts, offset, run)
+        for match in _PLAIN_WORD_OR_OTHER_RUN.finditer(text):
+            word = match.group()
+            if match.lastgroup == "other":
+                others.append((len(starts), match.start(), word))
+                continue
+            pieces = words.get(word)
+            if pieces is None:
+                pieces = words[word] = tuple(
+                    token.offsets[0] for token in model.tokenize(word.lower() if lowercase else word))
+            at = match.start()
+            if len(pieces) == 1:
+                starts.append(at)
+            else:
+                starts.extend(at + piece for piece in pieces)
+        if not others:
+            return starts
+        merged, done = array("l"), 0
+        encodings = self.tokenizer.encode_batch([run for _, _, run in others], add_special_tokens=False)
+        for (place, at, _), encoding in zip(others, encodings):
+            merged.extend(starts[done:place])
+            merged.extend(at + first for first, _ in encoding.offsets)
+            done = place
+        merged.extend(starts[done:])
+        return merged
+
+    def _encoded_starts(self, text: str) -> Sequence[int]:
+        """``token_starts`` through the tokenizer: the text is encoded in pieces cut at line ends
+        (the tokenizer is much slower on one long input than on the same text in pieces of a few
+        thousand characters), which does not change its tokens; a few pieces at a time, keeping
+        only the offsets (an encoding holds ids, tokens, masks and offsets: tens of MB for a long
+        page)."""
         starts = array("l")
         pieces: list[str] = []
         at: list[int] = []
@@ -168,7 +231,10 @@ def load_model_tokenizer(name: str) -> ModelTokenizer | None:
     additive = ((described.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer"
                 and (described.get("model") or {}).get("type") == "WordPiece"
                 and (normalizer.get("type") in (None, "BertNormalizer")))
-    return ModelTokenizer(tokenizer=tokenizer, max_tokens=limit - special, additive=additive)
+    added = tuple(token.content for token in tokenizer.get_added_tokens_decoder().values())
+    return ModelTokenizer(tokenizer=tokenizer, max_tokens=limit - special, additive=additive,
+                          word_cache=additive, lowercase=bool(normalizer.get("lowercase")),
+                          added_tokens=added)
 
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
