@@ -87,11 +87,13 @@ def load_embedder(name: str, device: str | None = None) -> Embedder:
 # Characters per piece a page is encoded in, and pieces per call (see ModelTokenizer.token_starts).
 _PIECE_CHARS = 2000
 _PIECES_PER_BATCH = 32
-# BERT's normalizer keeps printable ASCII as it is (but for case). A word as BERT's pre-tokenizer cuts plain ASCII (letters and digits, or one punctuation mark),
-# or, from its start, a whitespace-delimited run holding any other character (the tokenizer's).
+# BERT's normalizer keeps printable ASCII as it is (but for case). A word as BERT's pre-tokenizer
+# cuts plain ASCII (letters and digits, or one punctuation mark), or, from its start, a
+# whitespace-delimited run holding any other character (left to the tokenizer).
 _PLAIN_WORD_OR_OTHER_RUN = re.compile(
     r"(?P<other>(?<![^ \t\n\r])[^ \t\n\r]*[^\x20-\x7e\t\n\r][^ \t\n\r]*)|[A-Za-z0-9]+|[!-/:-@\[-`{-~]")
 _WORD_CACHE_SIZE = 200_000
+_RUNS_PER_BATCH = 1024
 
 
 @dataclass(frozen=True)
@@ -160,11 +162,13 @@ class ModelTokenizer:
         if not others:
             return starts
         merged, done = array("l"), 0
-        encodings = self.tokenizer.encode_batch([run for _, _, run in others], add_special_tokens=False)
-        for (place, at, _), encoding in zip(others, encodings):
-            merged.extend(starts[done:place])
-            merged.extend(at + first for first, _ in encoding.offsets)
-            done = place
+        for first_run in range(0, len(others), _RUNS_PER_BATCH):  # a few encodings alive at once
+            batch = others[first_run:first_run + _RUNS_PER_BATCH]
+            encodings = self.tokenizer.encode_batch([run for _, _, run in batch], add_special_tokens=False)
+            for (place, at, _), encoding in zip(batch, encodings):
+                merged.extend(starts[done:place])
+                merged.extend(at + first for first, _ in encoding.offsets)
+                done = place
         merged.extend(starts[done:])
         return merged
 
