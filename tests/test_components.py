@@ -262,7 +262,7 @@ def test_malloc_is_tuned_unless_the_environment_or_the_setting_says_otherwise():
     env = {**os.environ, "MALLOC_ARENA_MAX": "4"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert done.stdout.split() == ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]
-    # A model in this process keeps glibc's own thresholds (a fixed one slowed it to 0.7-0.8x).
+    # A model in this process keeps glibc's own thresholds (a fixed one slowed it to 0.70-0.85x).
     built = ("from scrapy.utils.misc import build_from_crawler; from tests.test_components import crawler_with; "
              "from harvester.memory.extension import MallocTuning; "
              "print(' '.join(build_from_crawler(MallocTuning, crawler_with(**{0})).applied))")

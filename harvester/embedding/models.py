@@ -115,7 +115,7 @@ class ModelTokenizer:
     word_cache: bool = False
     lowercase: bool = False
     added_tokens: tuple[str, ...] = ()
-    _words: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _words: dict[str, tuple[int, ...]] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def count(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of each text, without the special tokens the model adds."""

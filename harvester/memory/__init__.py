@@ -37,13 +37,9 @@ def tune_malloc(arena_max: int = ARENA_MAX, mmap_threshold: int | None = MMAP_TH
     on another C library, or where the environment sets them). ``mmap_threshold`` None keeps
     glibc's own (dynamic) thresholds: a model running in the process allocates and frees tens of
     MiB per layer, and with a fixed 1 MiB threshold each of those became a fresh mapping, zeroed
-    page by page (the model ran at 0.70-0.80x its own speed in a crawl; bench/README.md)."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt if name else None
-    except (OSError, AttributeError):
-        mallopt = None
-    if mallopt is None or not _is_glibc():
+    page by page (the model ran at 0.70-0.85x its own speed in a crawl; bench/README.md)."""
+    libc = _glibc()
+    if libc is None:
         return []
     applied = []
     wanted = [(M_ARENA_MAX, arena_max)]
@@ -53,31 +49,28 @@ def tune_malloc(arena_max: int = ARENA_MAX, mmap_threshold: int | None = MMAP_TH
         variable = _ENVIRONMENT[param]
         if os.environ.get(variable):
             continue
-        if mallopt(ctypes.c_int(param), ctypes.c_int(value)) == 1:
+        if libc.mallopt(ctypes.c_int(param), ctypes.c_int(value)) == 1:
             applied.append(variable)
     return applied
-
-
-def _is_glibc() -> bool:
-    import platform
-
-    return platform.libc_ver()[0] == "glibc"
 
 
 def trim_malloc() -> bool:
     """Give the free memory of glibc's heaps back to the system (``malloc_trim(0)``); False
     where there is no glibc."""
-    malloc_trim = _malloc_trim()
-    return bool(malloc_trim(0)) if malloc_trim is not None else False
+    libc = _glibc()
+    return bool(libc.malloc_trim(0)) if libc is not None else False
 
 
 @functools.cache
-def _malloc_trim() -> Any:
-    # Looked up once: find_library runs ldconfig, and libc_ver reads the interpreter's binary.
-    if not _is_glibc():
+def _glibc() -> Any:
+    """This process's C library when it is glibc, else None. Looked up once: find_library runs
+    ldconfig, and libc_ver reads the interpreter's binary."""
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
         return None
     name = ctypes.util.find_library("c")
     try:
-        return ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):
+        return ctypes.CDLL(name) if name else None
+    except OSError:
         return None
