@@ -261,6 +261,7 @@ def main() -> None:
     parser.add_argument("--sites", nargs="+", default=["flask", "scrapy", "python"], choices=sorted(SITES))
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--with-model", action="store_true", help="peak RSS of a crawl of the last site with the model")
+    parser.add_argument("--model-only", action="store_true", help="with --with-model: skip the CPU runs")
     parser.add_argument("--memory-profile", type=int, metavar="FRAMES", default=0,
                         help="a crawl of the last site under tracemalloc, FRAMES frames per allocation")
     parser.add_argument("--timeout", type=float, default=3600)
@@ -273,7 +274,7 @@ def main() -> None:
                                "python": sys.version.split()[0], "sites": {}}
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-crawl-"))
     try:
-        for name in args.sites:
+        for name in ([] if args.model_only else args.sites):
             results["sites"][name] = bench_site(name, args.repeats, work, args.timeout)
         largest = args.sites[-1]
         if args.with_model:

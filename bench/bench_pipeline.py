@@ -42,13 +42,13 @@ EVAL = REPO.parent / "shared" / "eval"
 
 MODEL_ALONE = """
 import json, sys, time
-import torch
 from harvester.embedding.folder import DEFAULT_MODEL
-from harvester.embedding.models import load_embedder
-texts, batch_size, threads = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
-if threads:
+from harvester.embedding.models import load_backend, resolve_backend
+texts, batch_size, threads, backend = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+if threads and resolve_backend(DEFAULT_MODEL, backend) == "torch":
+    import torch
     torch.set_num_threads(threads)
-embedder = load_embedder(DEFAULT_MODEL)
+embedder = load_backend(DEFAULT_MODEL, backend=backend, threads=threads)
 embedder.encode(texts[:8], batch_size=8)  # warm-up
 started = time.perf_counter()
 embedder.encode(texts, batch_size=batch_size)
@@ -56,12 +56,13 @@ print(len(texts) / (time.perf_counter() - started))
 """
 
 
-def model_alone(texts: list[str], batch_size: int, threads: int, work: Path) -> float:
+def model_alone(texts: list[str], batch_size: int, threads: int, work: Path, backend: str) -> float:
     """Chunks per second of the model on ``texts`` in a fresh process of its own, loading
-    excluded; ``threads`` torch threads (0 = torch's default), as HARVESTER_EMBEDDING_THREADS."""
+    excluded; ``threads`` model threads (0 = the backend's default), as HARVESTER_EMBEDDING_THREADS;
+    ``backend`` as HARVESTER_EMBEDDING_BACKEND."""
     path = work / "texts.json"
     path.write_text(json.dumps(texts))
-    done = subprocess.run([sys.executable, "-c", MODEL_ALONE, str(path), str(batch_size), str(threads)],
+    done = subprocess.run([sys.executable, "-c", MODEL_ALONE, str(path), str(batch_size), str(threads), backend],
                           cwd=REPO, capture_output=True, text=True, check=True)
     return float(done.stdout.strip().splitlines()[-1])
 
@@ -86,10 +87,15 @@ def main() -> None:
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[default_batch],
                         help=f"HARVESTER_EMBEDDING_BATCH_SIZE values, for the model alone and end to end "
                              f"(default {default_batch})")
+    parser.add_argument("--backend", default=defaults()["HARVESTER_EMBEDDING_BACKEND"],
+                        help="HARVESTER_EMBEDDING_BACKEND, for the model alone and end to end")
+    parser.add_argument("--torch-baseline", action="store_true",
+                        help="also time the torch model alone (the ratio over it is reported beside)")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    results: dict[str, object] = {"corpus": args.corpus, "spider": args.spider, "cpus": os.cpu_count()}
+    results: dict[str, object] = {"corpus": args.corpus, "spider": args.spider, "cpus": os.cpu_count(),
+                                  "backend": args.backend}
 
     with tempfile.TemporaryDirectory() as tmp, SiteServer(root=Path(ROOTS[args.corpus])) as server:
         work = Path(tmp)
@@ -108,13 +114,18 @@ def main() -> None:
         for batch in args.batch_sizes:
             suffix = "" if args.batch_sizes == [default_batch] else f"_batch_{batch}"
             for threads in args.threads:
-                model_rates[threads, batch] = model_alone(texts, batch, threads, work)
+                model_rates[threads, batch] = model_alone(texts, batch, threads, work, args.backend)
                 results[f"model_alone_threads_{threads}{suffix}"] = {
                     "chunks": len(texts), "batch_size": batch, "chunks_per_s": round(model_rates[threads, batch], 2)}
             best_model = max(rate for (_, b), rate in model_rates.items() if b == batch)
+            if args.torch_baseline:
+                torch_rate = model_alone(texts, batch, 0, work, "torch")
+                results[f"model_alone_torch{suffix}"] = {"chunks": len(texts), "batch_size": batch,
+                                                          "chunks_per_s": round(torch_rate, 2)}
             for in_process, threads in itertools.product(args.process, args.threads):
                 full = crawl(args.spider, server.url, work / f"full-{in_process}-{threads}-{batch}",
                              settings={"HARVESTER_EMBEDDING_THREADS": threads,
+                                       "HARVESTER_EMBEDDING_BACKEND": args.backend,
                                        "HARVESTER_EMBEDDING_PROCESS": in_process,
                                        "HARVESTER_EMBEDDING_BATCH_SIZE": batch})
                 assert full.returncode == 0, full.output[-2000:]
@@ -130,6 +141,7 @@ def main() -> None:
                         full.report["chunks_stored"] / full.report["elapsed_seconds"] / model_rate, 3),
                     "ratio_over_model_same_threads": round(e2e_rate / model_rate, 3),
                     "ratio_over_best_model": round(e2e_rate / best_model, 3),
+                    **({"ratio_over_torch_model": round(e2e_rate / torch_rate, 3)} if args.torch_baseline else {}),
                     "peak_rss_mib": full.report.get("peak_rss_mib")}
         best = max(v["ratio_over_best_model"] for k, v in results.items() if k.startswith("end_to_end_"))
         results["ratio_end_to_end_over_model"] = best

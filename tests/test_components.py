@@ -262,12 +262,14 @@ def test_malloc_is_tuned_unless_the_environment_or_the_setting_says_otherwise():
     env = {**os.environ, "MALLOC_ARENA_MAX": "4"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert done.stdout.split() == ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]
-    # A model in this process keeps glibc's own thresholds (a fixed one slowed it to 0.70-0.85x).
+    # A torch model in this process keeps glibc's own thresholds (a fixed one slowed it to
+    # 0.70-0.85x); ONNX Runtime's arena is as fast under the fixed one (the default backend here).
     built = ("from scrapy.utils.misc import build_from_crawler; from tests.test_components import crawler_with; "
              "from harvester.memory.extension import MallocTuning; "
              "print(' '.join(build_from_crawler(MallocTuning, crawler_with(**{0})).applied))")
     for settings, applied in (
-        ({}, ["MALLOC_ARENA_MAX"]),
+        ({"HARVESTER_EMBEDDING_BACKEND": "torch"}, ["MALLOC_ARENA_MAX"]),
+        ({}, ["MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]),
         ({"HARVESTER_EMBEDDING_PROCESS": True}, ["MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]),
         ({"HARVESTER_EMBEDDING_ENABLED": False}, ["MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"]),
     ):
@@ -282,7 +284,7 @@ def test_malloc_is_tuned_unless_the_environment_or_the_setting_says_otherwise():
 def test_embedding_hands_the_model_several_waiting_pages_at_once(monkeypatch):
     """Pages that wait while the model works go to it together (up to GROUP_BATCHES batches), so
     their chunks are sorted by length together and batches carry less padding; after each call the
-    heap's free memory goes back to the system (the model runs in this process)."""
+    heap's free memory goes back to the system (the torch model runs in this process)."""
     import asyncio
     import threading
 
@@ -306,7 +308,8 @@ def test_embedding_hands_the_model_several_waiting_pages_at_once(monkeypatch):
             return [np.zeros(2, dtype=np.float32) for _ in texts]
 
     batch = 4
-    pipeline = build_from_crawler(EmbeddingPipeline, crawler_with(HARVESTER_EMBEDDING_BATCH_SIZE=batch))
+    pipeline = build_from_crawler(EmbeddingPipeline, crawler_with(HARVESTER_EMBEDDING_BATCH_SIZE=batch,
+                                                                   HARVESTER_EMBEDDING_BACKEND="torch"))
     model = pipeline._embedder = RecordingModel()
     pages = [PageItem(url=f"https://example.org/{n}", title="A", markdown="x", content_hash=str(n)) for n in range(12)]
     for n, page in enumerate(pages):
@@ -332,3 +335,39 @@ def test_embedding_hands_the_model_several_waiting_pages_at_once(monkeypatch):
     assert len(trims) == len(model.calls)
     for settings in ({"HARVESTER_EMBEDDING_PROCESS": True}, {"HARVESTER_MALLOC_TUNING": False}):
         assert not build_from_crawler(EmbeddingPipeline, crawler_with(**settings))._trim
+
+
+def test_a_page_of_thousands_of_chunks_is_written_in_bounded_upserts():
+    """One page can hold thousands of chunks; its points go to the store WRITE_BATCH at a time, so
+    their vectors never all exist as Python lists at once."""
+    import numpy as np
+
+    from harvester.index.pipeline import WRITE_BATCH
+
+    class RecordingStore:
+        def __init__(self):
+            self.upserts: list[int] = []
+            self.ids: list[str] = []
+
+        def upsert(self, collection, points):
+            self.upserts.append(len(points))
+            self.ids += [p.id for p in points]
+
+        def overwrite_payloads(self, collection, points):
+            pass
+
+        def delete(self, collection, ids=(), scope=None):
+            pass
+
+    pipeline = build_from_crawler(IndexPipeline, crawler_with())
+    store = pipeline._client = RecordingStore()
+    pipeline._vector = "all-MiniLM-L6-v2"
+    size = WRITE_BATCH * 2 + 88
+    page = PageItem(url="https://example.org/changelog", title="Changelog", markdown="x", content_hash="h")
+    page.chunks = [{"id": f"c{i}", "text": f"entry {i}", "context": "Changelog", "index": i,
+                    "heading_path": ["Changelog"], "token_count": 3} for i in range(size)]
+    page.vectors = list(np.zeros((size, 4), dtype=np.float32))
+    pipeline._write([page])
+    pipeline._worker.close()
+    assert store.upserts == [WRITE_BATCH, WRITE_BATCH, 88]
+    assert store.ids == [f"c{i}" for i in range(size)]

@@ -94,7 +94,7 @@ def test_every_default_passes_its_own_check() -> None:
 
 @pytest.mark.parametrize(("name", "value", "words"), [
     ("HARVESTER_EMBEDDING_BATCH_SIZE", "0", "HARVESTER_EMBEDDING_BATCH_SIZE='0' must be at least 1"),
-    ("HARVESTER_EMBEDDING_BACKEND", "tensorflow", "must be one of torch, onnx, onnx-int8"),
+    ("HARVESTER_EMBEDDING_BACKEND", "tensorflow", "must be one of auto, torch, onnx, onnx-int8"),
     ("HARVESTER_BROWSER_LOCALE", "english!", "must be a locale"),
     ("HARVESTER_CONTENT_SELECTORS", '{"a.com": "div[["}', "invalid CSS selector"),
 ])

@@ -136,6 +136,37 @@ def test_content_selector_override(tmp_path):
             assert "procedure: stop the service" in item["markdown"]
 
 
+def test_the_default_backend_embeds_on_onnx_runtime_with_the_torch_models_vectors(tmp_path):
+    """On a CPU the default (``auto``) exports the model once, in a child process, and embeds with
+    ONNX Runtime in the crawler: the stored vectors are the torch model's."""
+    import numpy as np
+
+    from harvester.chunking.context import embedding_text
+    from harvester.embedding.folder import DEFAULT_MODEL
+    from harvester.embedding.models import load_embedder
+    from harvester.index.engines import open_store
+    from tests.crawl import cli_crawl
+
+    settings = {"HARVESTER_ONNX_CACHE_DIR": str(tmp_path / "onnx")}
+    with SiteServer(routes=chain_site()) as server:
+        result = cli_crawl("docs", server.url + "docs/p1.html", tmp_path, settings=settings)
+    assert result.returncode == 0, result.output[-3000:]
+    assert "Exporting sentence-transformers/all-MiniLM-L6-v2 to ONNX once, in a child process" in result.output
+    assert "on cpu (onnxruntime fp32), in the crawler process" in result.output
+    assert list((tmp_path / "onnx").glob("*-fp32.onnx"))
+    texts = {c["id"]: embedding_text(c.get("context", ""), c["text"]) for item in result.items for c in item["chunks"]}
+    store = open_store(None, None, str(tmp_path / "qdrant"), "edge", wait=30)
+    try:
+        stored = {point.id: point.dense for point in store.points("harvester")}
+    finally:
+        store.close()
+    assert set(stored) == set(texts)
+    ids = sorted(texts)
+    expected = load_embedder(DEFAULT_MODEL, "cpu").encode([texts[i] for i in ids], batch_size=16)
+    got = np.array([stored[i] for i in ids], dtype=np.float32)
+    assert np.min(np.sum(expected * got, axis=1)) > 0.9999
+
+
 def test_onnx_int8_backend_crawls_and_searches(tmp_path):
     pytest.importorskip("onnxruntime")
     from tests.crawl import scrapy_command

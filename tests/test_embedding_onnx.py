@@ -17,7 +17,7 @@ pytest.importorskip("sentence_transformers")
 
 from harvester.embedding import onnx as embedding_onnx  # noqa: E402
 from harvester.embedding.folder import DEFAULT_MODEL, ModelUnavailable, resolve_model  # noqa: E402
-from harvester.embedding.models import load_embedder  # noqa: E402
+from harvester.embedding.models import load_backend, load_embedder  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -48,12 +48,13 @@ def cache_dir(tmp_path_factory, torch_embedder):
 
 @pytest.fixture(scope="module")
 def onnx_fp32(cache_dir):
-    return embedding_onnx.load_onnx_embedder(DEFAULT_MODEL, quantized=False, cache_dir=cache_dir, threads=1)
+    # Through load_backend, as the crawl loads it: with the model's tokenizer.json read by `tokenizers`.
+    return load_backend(DEFAULT_MODEL, backend="onnx", threads=1, onnx_cache=cache_dir)
 
 
 @pytest.fixture(scope="module")
 def onnx_int8(cache_dir):
-    return embedding_onnx.load_onnx_embedder(DEFAULT_MODEL, quantized=True, cache_dir=cache_dir, threads=1)
+    return load_backend(DEFAULT_MODEL, backend="onnx-int8", threads=1, onnx_cache=cache_dir)
 
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -74,8 +75,14 @@ def test_same_surface_as_the_torch_embedder(request, torch_embedder, variant):
     assert onnx.max_tokens == torch_embedder.max_tokens
     assert onnx.vector_name == torch_embedder.vector_name
     assert onnx.name == torch_embedder.name
-    sample = "Blueprints and views"
-    assert onnx.tokenizer(sample)["input_ids"] == torch_embedder.tokenizer(sample)["input_ids"]
+    # The model's tokenizer.json read with `tokenizers` (no transformers), truncating as the model does.
+    from tokenizers import Tokenizer
+
+    assert isinstance(onnx.tokenizer, Tokenizer)
+    samples = ["Blueprints and views", "Überprüfung naïve café — ½ 東京", "word " * 600]
+    ids, _ = onnx._token_ids(samples)
+    assert ids == torch_embedder.tokenizer(samples, truncation=True, max_length=256)["input_ids"]
+    assert len(ids[2]) == 256
 
 
 def test_fp32_matches_torch(torch_embedder, onnx_fp32):
@@ -154,3 +161,58 @@ def test_missing_onnxruntime_names_the_package(monkeypatch, tmp_path):
     # The module itself imports without onnxruntime: the backend is optional.
     code = "import sys; sys.modules['onnxruntime'] = None; import harvester.embedding.onnx"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+def test_auto_runs_onnx_on_a_cpu_and_torch_where_the_export_cannot_stand_in(monkeypatch, tmp_path):
+    import importlib.util
+    import json
+
+    from harvester.embedding import models
+
+    def resolved(name=DEFAULT_MODEL, **options):
+        models._why_not_onnx.cache_clear()
+        return models.resolve_backend(name, "auto", **options)
+
+    assert resolved() == "onnx"
+    assert models.resolve_backend(DEFAULT_MODEL, "torch") == "torch"
+    assert resolved(device="cpu") == "onnx"
+    assert resolved(device="cuda:1") == "torch"
+
+    def variant(label, **files):
+        folder = tmp_path / label
+        folder.mkdir()
+        source = Path(resolve_model(DEFAULT_MODEL))
+        for entry in source.iterdir():
+            if entry.name not in files:
+                (folder / entry.name).symlink_to(entry)
+        for name, content in files.items():
+            (folder / name).write_text(json.dumps(content))
+        return str(folder)
+
+    modules = json.loads((Path(resolve_model(DEFAULT_MODEL)) / "modules.json").read_text())
+    assert resolved(variant("plain", **{"modules.json": modules})) == "onnx"
+    dense = [*modules, {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}]
+    assert resolved(variant("dense", **{"modules.json": dense})) == "torch"
+    prompted = {"prompts": {"query": "query: "}, "default_prompt_name": "query"}
+    assert resolved(variant("prompted", **{"config_sentence_transformers.json": prompted})) == "torch"
+
+    monkeypatch.setattr(models, "_accelerator_for_torch", lambda: True)
+    assert resolved() == "torch"
+    monkeypatch.undo()
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "onnxruntime" else real_find_spec(name, *args))
+    assert resolved() == "torch"
+    monkeypatch.undo()
+    models._why_not_onnx.cache_clear()
+
+
+def test_auto_keeps_torch_and_transformers_out_of_the_process(cache_dir, onnx_fp32):
+    code = ("import sys; from harvester.embedding.models import load_backend; "
+            f"model = load_backend({DEFAULT_MODEL!r}, backend='auto', onnx_cache={cache_dir!r}); "
+            "vectors = model.encode(['How do I register a blueprint?'], 1); "
+            "print(model.device, vectors.shape, 'torch' in sys.modules, 'transformers' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["cpu", "(onnxruntime", "fp32)", "(1,", "384)", "False", "False"]

@@ -236,8 +236,10 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_EMBEDDING_DEVICE", None, Optional(Text()), "`cpu`, `cuda`, `cuda:1`, `mps` (torch "
             "backend; unset: the GPU when torch sees one)", "Chunking and embedding",
             env="HARVESTER_EMBEDDING_DEVICE"),
-    Setting("HARVESTER_EMBEDDING_BACKEND", "torch", Choice(BACKENDS), "`torch`, `onnx` (ONNX Runtime, "
-            "same vectors) or `onnx-int8` (quantized); the ONNX ones need the `onnx` extra",
+    Setting("HARVESTER_EMBEDDING_BACKEND", "auto", Choice(BACKENDS), "`auto` (`onnx` on a CPU when the "
+            "model's fp32 export computes what the torch model does, else `torch`), `torch`, `onnx` (ONNX "
+            "Runtime, same vectors, no torch in the crawler) or `onnx-int8` (quantized, faster, slightly "
+            "different vectors)",
             "Chunking and embedding", env="HARVESTER_EMBEDDING_BACKEND"),
     Setting("HARVESTER_ONNX_CACHE_DIR", None, Optional(Text(words="directory")), "where the ONNX exports of the "
             "model are written once and reused (unset: `~/.cache/harvester/onnx`)", "Chunking and embedding"),
@@ -248,7 +250,8 @@ SPEC: tuple[Setting, ...] = (
             "default model)", "Chunking and embedding"),
     Setting("HARVESTER_EMBEDDING_CACHE_SIZE", 20000, COUNT, "texts whose vectors are kept, so a repeated text is "
             "embedded once per crawl", "Chunking and embedding"),
-    Setting("HARVESTER_EMBEDDING_THREADS", 0, COUNT, "torch threads for the model (0 = torch's default)",
+    Setting("HARVESTER_EMBEDDING_THREADS", 0, COUNT, "threads for the model, torch's or ONNX Runtime's (0 = "
+            "their default)",
             "Chunking and embedding"),
     Setting("HARVESTER_EMBEDDING_PROCESS", False, Bool(), "run the model in a child process of its own instead "
             "of a thread of the crawler", "Chunking and embedding"),

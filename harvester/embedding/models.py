@@ -7,6 +7,7 @@ and the benchmark all load the model through here.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import threading
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harvester.embedding.folder import ModelUnavailable, resolve_model, vector_name
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -241,7 +244,75 @@ def load_model_tokenizer(name: str) -> ModelTokenizer | None:
                           added_tokens=added)
 
 
-BACKENDS = ("torch", "onnx", "onnx-int8")
+BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
+
+
+def resolve_backend(name: str, backend: str, device: str | None = None, onnx_cache: str | None = None) -> str:
+    """The backend that ``backend`` stands for: itself, or for ``auto`` ``onnx`` (the fp32 export
+    on ONNX Runtime: the same vectors, no torch in the process, half its memory and a little
+    faster on CPUs, bench/README.md) when it computes what the torch model computes on this
+    machine's CPU, else ``torch`` (a GPU, another device asked for, a model ONNX cannot stand in for)."""
+    if backend != "auto":
+        return backend
+    reason = _why_not_onnx(name, device, onnx_cache)
+    if reason:
+        logger.debug("Embedding backend auto: torch, because %s", reason)
+        return "torch"
+    return "onnx"
+
+
+@functools.lru_cache(maxsize=8)
+def _why_not_onnx(name: str, device: str | None, onnx_cache: str | None) -> str | None:
+    import importlib.util
+    import json
+
+    from harvester.embedding.folder import modules
+    from harvester.embedding.onnx import default_cache_dir, onnx_path, pooling_mode
+
+    if device and device != "cpu":
+        return f"device {device!r} is asked for"
+    if _accelerator_for_torch():
+        return "torch can use an accelerator here"
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "onnxruntime is not installed"
+    location = Path(resolve_model(name))
+    if not location.is_dir():
+        return f"{name!r} is not a local model folder"
+    try:
+        kinds = {str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules(location)}
+        extra = kinds - {"Transformer", "Pooling", "Normalize"}
+        if extra:
+            return f"the model has modules the export leaves out ({', '.join(sorted(extra))})"
+        pooling_mode(location)
+        config = location / "config_sentence_transformers.json"
+        if config.is_file() and json.loads(config.read_text(encoding="utf-8")).get("default_prompt_name"):
+            return "the model puts a default prompt before texts"
+    except (OSError, ValueError) as exc:
+        return str(exc)
+    if load_model_tokenizer(name) is None:
+        return "the model's tokenizer.json alone does not count as the model does"
+    exported = onnx_path(onnx_cache or default_cache_dir(), name, quantize=False).is_file()
+    if not exported and importlib.util.find_spec("onnx") is None:
+        return "no ONNX export is cached and the onnx package (to export once) is not installed"
+    return None
+
+
+def _accelerator_for_torch() -> bool:
+    """Whether torch would put the model on something other than the CPU here, found out without
+    importing torch (seconds and hundreds of MiB): a GPU driver, or Apple silicon, and a torch
+    build that is not CPU-only."""
+    import platform
+    import sys
+    from importlib import metadata
+
+    try:
+        if metadata.version("torch").endswith("+cpu"):
+            return False
+    except metadata.PackageNotFoundError:
+        return False
+    if sys.platform == "darwin":
+        return platform.machine() == "arm64"
+    return any(os.path.exists(path) for path in ("/proc/driver/nvidia/version", "/dev/kfd", "/dev/dxg"))
 
 
 def backend_options(settings: Any) -> dict[str, Any]:
@@ -253,6 +324,13 @@ def backend_options(settings: Any) -> dict[str, Any]:
         "threads": settings.getint("HARVESTER_EMBEDDING_THREADS"),
         "onnx_cache": settings.get("HARVESTER_ONNX_CACHE_DIR") or None,
     }
+
+
+def settings_backend(settings: Any) -> str:
+    """The backend a crawl under Harvester's ``settings`` embeds with (``auto`` resolved)."""
+    options = backend_options(settings)
+    return resolve_backend(settings.get("HARVESTER_EMBEDDING_MODEL"), options["backend"],
+                           options["device"], options["onnx_cache"])
 
 
 # The pipelines load the model from their own worker threads at the same moment; transformers'
@@ -279,18 +357,27 @@ def _load_backend(
     Every backend has the same surface: ``dimension``, ``max_tokens``, ``tokenizer``,
     ``vector_name`` and ``encode(texts, batch_size)``.
     """
-    if backend == "torch":
-        return load_embedder(name, device)
     if backend not in BACKENDS:
         raise ModelUnavailable(f"unknown embedding backend {backend!r}: one of {BACKENDS}")
+    if backend == "auto":
+        if resolve_backend(name, backend, device, onnx_cache) == "torch":
+            return load_embedder(name, device)
+        try:
+            return _load_backend(name, "onnx", device, threads, onnx_cache)
+        except (ModelUnavailable, ImportError) as exc:
+            logger.warning("Embedding with torch: ONNX Runtime could not run %s (%s)", name, exc)
+            return load_embedder(name, device)
+    if backend == "torch":
+        return load_embedder(name, device)
     try:
         from harvester.embedding.onnx import default_cache_dir, load_onnx_embedder
 
+        counted = load_model_tokenizer(name)
         return load_onnx_embedder(
             name, quantized=backend == "onnx-int8", cache_dir=onnx_cache or str(default_cache_dir()),
-            threads=threads or None,
+            threads=threads or None, plain_tokenizer=counted.tokenizer if counted is not None else None,
         )
     except ImportError as exc:
-        raise ModelUnavailable(f"the {backend} backend needs onnxruntime: pip install -e '.[onnx]' ({exc})") from exc
+        raise ModelUnavailable(f"the {backend} backend needs onnxruntime: pip install onnxruntime ({exc})") from exc
     except (OSError, ValueError, RuntimeError) as exc:
         raise ModelUnavailable(f"cannot load {name!r} on the {backend} backend: {exc}") from exc

@@ -18,8 +18,11 @@ Needs ``onnxruntime`` to run (``pip install onnxruntime``); exporting also needs
 from __future__ import annotations
 
 import functools
+import json
 import logging
+import multiprocessing
 import os
+import sys
 import tempfile
 import warnings
 from dataclasses import dataclass, field
@@ -197,12 +200,35 @@ def export_onnx(model_dir: str, out_dir: str, *, quantize: bool, name: str | Non
     return int8
 
 
+def export_onnx_once(model_dir: str, out_dir: str, *, quantize: bool, name: str | None = None) -> Path:
+    """``export_onnx``, in a child process unless torch is already loaded here: exporting imports
+    torch and the model, hundreds of MiB that a process running the export afterwards never needs
+    (and glibc would not give all of back)."""
+    target = onnx_path(out_dir, name or model_dir, quantize=quantize)
+    if target.is_file():
+        return target
+    if "torch" in sys.modules:
+        return export_onnx(model_dir, out_dir, quantize=quantize, name=name)
+    from concurrent.futures import ProcessPoolExecutor
+
+    logger.info("Exporting %s to ONNX once, in a child process (%s)", name or model_dir, target)
+    # spawn, not fork: the caller may run Twisted's and Qdrant's threads.
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(export_onnx, model_dir, out_dir, quantize=quantize, name=name).result()
+
+
 # -- inference ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class OnnxEmbedder:
-    """An exported model run by ONNX Runtime, with the surface of :class:`~harvester.embedding.models.Embedder`."""
+    """An exported model run by ONNX Runtime, with the surface of :class:`~harvester.embedding.models.Embedder`.
+
+    ``_tokenizer`` is the model's ``tokenizers.Tokenizer`` (its ``tokenizer.json``, truncating at
+    ``max_seq_length``) when the folder has one that counts as the model's own does
+    (``load_model_tokenizer``): then neither torch nor transformers is imported. Otherwise it is
+    transformers' tokenizer of the folder.
+    """
 
     session: Any
     name: str
@@ -219,11 +245,19 @@ class OnnxEmbedder:
     @property
     def max_tokens(self) -> int:
         """Word pieces a chunk may have, leaving room for the special tokens the model adds."""
+        if self._plain_tokenizer:
+            return self.max_seq_length - self._tokenizer.num_special_tokens_to_add(False)
         return self.max_seq_length - self._tokenizer.num_special_tokens_to_add(pair=False)
 
     @property
     def tokenizer(self) -> Any:
         return self._tokenizer
+
+    @property
+    def _plain_tokenizer(self) -> bool:
+        from tokenizers import Tokenizer
+
+        return isinstance(self._tokenizer, Tokenizer)
 
     @property
     def vector_name(self) -> str:
@@ -235,32 +269,40 @@ class OnnxEmbedder:
         variant = "int8" if self.path.stem.endswith("-int8") else "fp32"
         return f"cpu (onnxruntime {variant})"
 
+    def _token_ids(self, texts: list[str]) -> tuple[list[list[int]], list[list[int]] | None]:
+        """Each text's ids (with the special tokens, truncated) and token types."""
+        if self._plain_tokenizer:
+            encodings = self._tokenizer.encode_batch(texts)
+            return [e.ids for e in encodings], [e.type_ids for e in encodings]
+        encoded = self._tokenizer(texts, truncation=True, max_length=self.max_seq_length,
+                                  padding=False, return_attention_mask=False)
+        return encoded["input_ids"], encoded.get("token_type_ids")
+
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """Normalised float32 vectors, one row per text, in the order of ``texts``."""
         texts = list(texts)
         out = np.zeros((len(texts), self.hidden_size), dtype=np.float32)
         if not texts:
             return out
-        encoded = self._tokenizer(texts, truncation=True, max_length=self.max_seq_length,
-                                  padding=False, return_attention_mask=False)
-        ids: list[list[int]] = encoded["input_ids"]
-        types: list[list[int]] | None = encoded.get("token_type_ids")
-        # Longest first, as sentence-transformers does: batches of similar lengths pad little.
-        order = sorted(range(len(texts)), key=lambda i: -len(ids[i]))
-        pad = self._tokenizer.pad_token_id or 0
+        # Longest first, as sentence-transformers does (by characters, before tokenizing): batches
+        # of similar lengths pad little, and only one batch's encodings exist at a time (a large
+        # page hands over thousands of chunks in one call).
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         step = max(1, int(batch_size))
         for start in range(0, len(order), step):
             rows = order[start:start + step]
-            width = max(len(ids[i]) for i in rows)
-            input_ids = np.full((len(rows), width), pad, dtype=np.int64)
+            ids, types = self._token_ids([texts[i] for i in rows])
+            width = max(len(row) for row in ids)
+            # Padding positions are masked out of attention and pooling: their id does not matter.
+            input_ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
             token_types = np.zeros((len(rows), width), dtype=np.int64)
-            for r, i in enumerate(rows):
-                n = len(ids[i])
-                input_ids[r, :n] = ids[i]
+            for r, row_ids in enumerate(ids):
+                n = len(row_ids)
+                input_ids[r, :n] = row_ids
                 mask[r, :n] = 1
                 if types is not None:
-                    token_types[r, :n] = types[i]
+                    token_types[r, :n] = types[r]
             feed = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": token_types}
             hidden = self.session.run(None, {k: feed[k] for k in self._inputs})[0]
             out[rows] = mean_pooled(hidden, mask)
@@ -283,6 +325,13 @@ def _session(path: Path, threads: int | None) -> Any:
         options.intra_op_num_threads = int(threads)
         options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # The memory pattern plans every intermediate tensor of the graph into one block per input
+    # shape; chunks come in all lengths, so it bought no speed here and cost ~125 MiB of peak
+    # (batch 16, bench/README.md).
+    options.enable_mem_pattern = False
+    # Idle pool threads would otherwise spin for a while after each call, on the cores the
+    # crawl's extraction needs meanwhile.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
@@ -292,11 +341,12 @@ def default_cache_dir() -> Path:
 
 
 @functools.lru_cache(maxsize=8)
-def load_onnx_embedder(name: str, *, quantized: bool, cache_dir: str, threads: int | None = None) -> OnnxEmbedder:
-    """Load (once per process) ``name`` with ONNX Runtime, exporting it into ``cache_dir`` first if needed."""
+def load_onnx_embedder(name: str, *, quantized: bool, cache_dir: str, threads: int | None = None,
+                       plain_tokenizer: Any = None) -> OnnxEmbedder:
+    """Load (once per process) ``name`` with ONNX Runtime, exporting it into ``cache_dir`` first if
+    needed. ``plain_tokenizer``: the model's ``tokenizers.Tokenizer`` when it counts as the model
+    does (``harvester.embedding.models.load_model_tokenizer``), else transformers' is loaded."""
     require_onnxruntime()
-    from transformers import AutoConfig, AutoTokenizer
-
     location = resolve_model(name)
     if not os.path.isdir(location):
         try:
@@ -306,20 +356,40 @@ def load_onnx_embedder(name: str, *, quantized: bool, cache_dir: str, threads: i
         except Exception as exc:
             raise ModelUnavailable(f"cannot find embedding model {name!r} locally ({location}): {exc}") from exc
     try:
-        path = export_onnx(location, cache_dir, quantize=quantized, name=name)
-        folder = transformer_dir(location)
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-        config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
-        session = _session(path, threads)
-    except (ImportError, ValueError):
+        path = export_onnx_once(location, cache_dir, quantize=quantized, name=name)
+        return onnx_embedder(name, location, path, threads, plain_tokenizer)
+    except (ImportError, ValueError, ModelUnavailable):
         raise
     except Exception as exc:
         raise ModelUnavailable(f"cannot load embedding model {name!r} with ONNX Runtime: {exc}") from exc
+
+
+def onnx_embedder(name: str, location: str | Path, path: Path, threads: int | None,
+                  plain_tokenizer: Any = None) -> OnnxEmbedder:
+    """The embedder of the model folder ``location`` (named ``name``) on its export ``path``; see
+    ``load_onnx_embedder`` for ``plain_tokenizer``."""
+    limit = max_seq_length(location)
+    session = _session(path, threads)
     inputs = tuple(i.name for i in session.get_inputs())
     unknown = set(inputs) - {"input_ids", "attention_mask", "token_type_ids"}
     if unknown:
         raise ModelUnavailable(f"{path}: unexpected model inputs {sorted(unknown)}")
-    return OnnxEmbedder(
-        session=session, name=name, path=path, max_seq_length=max_seq_length(location),
-        hidden_size=int(config.hidden_size), _tokenizer=tokenizer, _inputs=inputs,
-    )
+    width = session.get_outputs()[0].shape[-1]
+    if not isinstance(width, int):  # a dynamic last axis: the model's config says
+        config = json.loads((transformer_dir(location) / "config.json").read_text(encoding="utf-8"))
+        width = int(config["hidden_size"])
+    return OnnxEmbedder(session=session, name=name, path=path, max_seq_length=limit, hidden_size=width,
+                        _tokenizer=_tokenizer(location, limit, plain_tokenizer), _inputs=inputs)
+
+
+def _tokenizer(location: str | Path, limit: int, plain: Any) -> Any:
+    """A copy of ``plain`` truncating at ``limit`` (no transformers import), else transformers'
+    tokenizer of the folder."""
+    if plain is not None:
+        tokenizer = plain.__class__.from_str(plain.to_str())
+        tokenizer.enable_truncation(max_length=limit)
+        tokenizer.no_padding()
+        return tokenizer
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(transformer_dir(location)), local_files_only=True)

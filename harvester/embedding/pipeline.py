@@ -14,7 +14,7 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 
 from harvester.chunking.context import embedding_text
 from harvester.embedding.folder import ModelUnavailable, is_local_model
-from harvester.embedding.models import backend_options, load_backend
+from harvester.embedding.models import backend_options, load_backend, settings_backend
 from harvester.embedding.process import ProcessEmbedder
 from harvester.memory import trim_malloc
 from harvester.recrawl.extension import Recrawl
@@ -80,9 +80,10 @@ class EmbeddingPipeline:
         self._cache_size = settings.getint("HARVESTER_EMBEDDING_CACHE_SIZE")
         self._threads = settings.getint("HARVESTER_EMBEDDING_THREADS")
         self._in_process = settings.getbool("HARVESTER_EMBEDDING_PROCESS")
-        # With the model in the crawler the malloc tuning leaves glibc's heap threshold alone (see
+        self._torch_here = not self._in_process and settings_backend(settings) == "torch"
+        # With torch in the crawler the malloc tuning leaves glibc's heap threshold alone (see
         # harvester.memory.tune_malloc): what the model frees after a group goes back to the system here.
-        self._trim = settings.getbool("HARVESTER_MALLOC_TUNING") and not self._in_process
+        self._trim = settings.getbool("HARVESTER_MALLOC_TUNING") and self._torch_here
         self._crawler = crawler
         self._recrawl: Recrawl | None = None
         self._preloading: asyncio.Future[None] | None = None
@@ -128,7 +129,7 @@ class EmbeddingPipeline:
                     embedder.close()
                     raise
             else:
-                if self._threads:
+                if self._threads and self._torch_here:
                     # torch's pool is process-wide; extraction runs beside it, so on few cores
                     # fewer model threads can be faster (bench/README.md has the measurement).
                     import torch

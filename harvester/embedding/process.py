@@ -86,10 +86,11 @@ def _load_in_child(name: str, options: dict[str, Any]) -> None:
     global _CHILD_EMBEDDER
     _exit_with_parent()
     from harvester.embedding.folder import ModelUnavailable
-    from harvester.embedding.models import load_backend
+    from harvester.embedding.models import load_backend, resolve_backend
 
     threads = options.get("threads") or 0
-    if threads and options.get("backend", "torch") == "torch":
+    backend = resolve_backend(name, options.get("backend", "torch"), options.get("device"), options.get("onnx_cache"))
+    if threads and backend == "torch":
         import torch
 
         torch.set_num_threads(threads)

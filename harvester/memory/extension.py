@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
+from harvester.embedding.models import settings_backend
 from harvester.memory import MMAP_THRESHOLD, tune_malloc
 
 if TYPE_CHECKING:
@@ -18,10 +19,11 @@ logger = logging.getLogger(__name__)
 
 class MallocTuning:
     """Extension: glibc malloc limited to two arenas, and blocks of 1 MiB or more given back to the
-    system when freed, before the crawl's threads start. With the embedding model in this process
-    (embedding on, ``HARVESTER_EMBEDDING_PROCESS`` off) only the arenas are limited: the fixed
-    threshold slows the model down (``harvester.memory.tune_malloc``); the embedding pipeline
-    trims the heaps after each call of the model instead.
+    system when freed, before the crawl's threads start. With the torch model in this process
+    (embedding on, ``HARVESTER_EMBEDDING_PROCESS`` off, the backend torch) only the arenas are
+    limited: the fixed threshold slows torch down (``harvester.memory.tune_malloc``); the embedding
+    pipeline trims the heaps after each call of the model instead. ONNX Runtime keeps its tensors
+    in an arena of its own, whose speed the threshold does not change (bench/README.md).
 
     Settings: ``HARVESTER_MALLOC_TUNING``. The ``MALLOC_ARENA_MAX``, ``MALLOC_MMAP_THRESHOLD_`` and
     ``MALLOC_TRIM_THRESHOLD_`` environment variables, when set, win.
@@ -31,8 +33,10 @@ class MallocTuning:
         if not crawler.settings.getbool("HARVESTER_MALLOC_TUNING"):
             raise NotConfigured
         settings = crawler.settings
-        model_here = settings.getbool("HARVESTER_EMBEDDING_ENABLED") and not settings.getbool("HARVESTER_EMBEDDING_PROCESS")
-        self.applied = tune_malloc(mmap_threshold=None if model_here else MMAP_THRESHOLD)
+        torch_here = (settings.getbool("HARVESTER_EMBEDDING_ENABLED")
+                      and not settings.getbool("HARVESTER_EMBEDDING_PROCESS")
+                      and settings_backend(settings) == "torch")
+        self.applied = tune_malloc(mmap_threshold=None if torch_here else MMAP_THRESHOLD)
         logger.debug("malloc tuned: %s", ", ".join(self.applied) or "nothing (not glibc, or set by the environment)")
 
     @classmethod
