@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--score", action="store_true", help="run the public scorer with retrieval")
     parser.add_argument("--queries", type=int, default=40, help="retrieval queries for --score")
     parser.add_argument("--threads", type=int, nargs="+", default=[0, 1],
-                        help="HARVESTER_EMBEDDING_THREADS values to run end to end (0 = torch default)")
+                        help="HARVESTER_EMBEDDING_THREADS values to run end to end (0 = the backend's default)")
     parser.add_argument("--process", type=int, nargs="+", default=[1, 0],
                         help="HARVESTER_EMBEDDING_PROCESS values to run end to end")
     default_batch = defaults()["HARVESTER_EMBEDDING_BATCH_SIZE"]

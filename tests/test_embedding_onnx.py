@@ -192,7 +192,13 @@ def test_auto_runs_onnx_on_a_cpu_and_torch_where_the_export_cannot_stand_in(monk
     modules = json.loads((Path(resolve_model(DEFAULT_MODEL)) / "modules.json").read_text())
     assert resolved(variant("plain", **{"modules.json": modules})) == "onnx"
     dense = [*modules, {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}]
-    assert resolved(variant("dense", **{"modules.json": dense})) == "torch"
+    with_dense = variant("dense", **{"modules.json": dense})
+    assert resolved(with_dense) == "torch"
+    # The query encoder of `scrapy search` refuses it too: its queries would miss the Dense layer.
+    from harvester.service.encoder import load_onnx_query_encoder
+
+    assert load_onnx_query_encoder(with_dense, str(tmp_path / "query-cache")) is None
+    assert not (tmp_path / "query-cache").exists()
     prompted = {"prompts": {"query": "query: "}, "default_prompt_name": "query"}
     assert resolved(variant("prompted", **{"config_sentence_transformers.json": prompted})) == "torch"
 

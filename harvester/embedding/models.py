@@ -264,15 +264,33 @@ def resolve_backend(name: str, backend: str, device: str | None = None, onnx_cac
 @functools.lru_cache(maxsize=8)
 def _why_not_onnx(name: str, device: str | None, onnx_cache: str | None) -> str | None:
     import importlib.util
-    import json
 
-    from harvester.embedding.folder import modules
-    from harvester.embedding.onnx import default_cache_dir, onnx_path, pooling_mode
+    from harvester.embedding.onnx import default_cache_dir, onnx_path
 
     if device and device != "cpu":
         return f"device {device!r} is asked for"
     if _accelerator_for_torch():
         return "torch can use an accelerator here"
+    unfit = onnx_unfit(name)
+    if unfit:
+        return unfit
+    exported = onnx_path(onnx_cache or default_cache_dir(), name, quantize=False).is_file()
+    if not exported and importlib.util.find_spec("onnx") is None:
+        return "no ONNX export is cached and the onnx package (to export once) is not installed"
+    return None
+
+
+def onnx_unfit(name: str) -> str | None:
+    """Why the fp32 ONNX export of ``name`` would not compute the sentence-transformers model's
+    vectors without torch (None when it would): no onnxruntime, not a local folder, modules the
+    export leaves out, pooling other than mean, a default prompt, or a ``tokenizer.json`` that
+    does not count as the model does."""
+    import importlib.util
+    import json
+
+    from harvester.embedding.folder import modules
+    from harvester.embedding.onnx import pooling_mode
+
     if importlib.util.find_spec("onnxruntime") is None:
         return "onnxruntime is not installed"
     location = Path(resolve_model(name))
@@ -291,9 +309,6 @@ def _why_not_onnx(name: str, device: str | None, onnx_cache: str | None) -> str 
         return str(exc)
     if load_model_tokenizer(name) is None:
         return "the model's tokenizer.json alone does not count as the model does"
-    exported = onnx_path(onnx_cache or default_cache_dir(), name, quantize=False).is_file()
-    if not exported and importlib.util.find_spec("onnx") is None:
-        return "no ONNX export is cached and the onnx package (to export once) is not installed"
     return None
 
 

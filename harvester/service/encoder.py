@@ -10,7 +10,6 @@ ONNX Runtime or the export is missing, the crawl's own backend is loaded instead
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,22 +24,17 @@ logger = logging.getLogger(__name__)
 
 def load_onnx_query_encoder(name: str, cache_dir: str, *, export: bool = True,
                             threads: int | None = None) -> OnnxEmbedder | None:
-    """The fast query encoder of ``name``, or None when it cannot be had (no ONNX Runtime, a model
-    that is not a local mean-pooled sentence-transformers folder with its own ``tokenizer.json``,
-    no export and ``export`` off)."""
-    if importlib.util.find_spec("onnxruntime") is None:
+    """The fast query encoder of ``name``, or None when it cannot be had (the export would not
+    compute the model's vectors, ``harvester.embedding.models.onnx_unfit``; no export and
+    ``export`` off)."""
+    from harvester.embedding.models import load_model_tokenizer, onnx_unfit
+
+    if onnx_unfit(name):
         return None
-    from harvester.embedding.models import load_model_tokenizer
-    from harvester.embedding.onnx import export_onnx_once, onnx_embedder, onnx_path, pooling_mode
+    from harvester.embedding.onnx import export_onnx_once, onnx_embedder, onnx_path
 
     location = Path(resolve_model(name))
     counted = load_model_tokenizer(name)
-    if counted is None or not location.is_dir():
-        return None
-    try:
-        pooling_mode(location)
-    except ValueError:
-        return None
     path = onnx_path(cache_dir, name, quantize=False)
     if not path.is_file():
         if not export:
