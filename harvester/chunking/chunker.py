@@ -52,7 +52,7 @@ import unicodedata
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from harvester.markdown.grammar import HEADING, Fence, fence_closes, fence_opening, is_table_start
 
@@ -83,6 +83,8 @@ _NOT_BERT_SPACE = re.compile(
     "[" + "".join(c for c in map(chr, range(0x3000 + 1)) if c.isspace() and c not in " \t\n\r"
                   and unicodedata.category(c) != "Zs") + "]")
 _NEWLINE = re.compile(r"\n")
+# The same separators captured, for re.split (``_split_on``).
+_SPLITTERS = {pattern: re.compile(f"({pattern.pattern})") for pattern in (_SENTENCE_SEP, _SPACE, _NEWLINE)}
 
 
 @dataclass(frozen=True)
@@ -173,8 +175,9 @@ class _Section:
     blocks: list[_Block] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class _Span:
+class _Span(NamedTuple):
+    # A tuple, not a frozen dataclass: a long page is cut into tens of thousands of these, and a
+    # frozen dataclass pays a setattr call per field.
     text: str
     sep: str  # original whitespace that preceded it inside its block
     start: int | None = None  # offset of text in the page text, when it is a stretch of it
@@ -367,6 +370,8 @@ def _needs_split(block: _Block, layout: _Layout, counts: _Counts) -> bool:
 
 def _prime_splits(layouts: list[_Layout], counts: _Counts) -> None:
     """Count the split units of all oversized blocks of a page in two batches."""
+    if counts.exact:
+        return  # stretches of the page are counted from its token starts: nothing to batch
     units = [(span, lay.budget) for lay in layouts for span in _split_units(lay, counts)]
     counts.prime(span for span, _ in units)
     over = [span for span, budget in units if counts.one(span) > budget]
@@ -504,18 +509,20 @@ def _wrap(wrap: tuple[str, str], inner: str) -> str:
 def _split_on(text: str, pattern: re.Pattern[str], at: int | None = None) -> list[_Span]:
     """Non-blank spans between separator matches, each remembering its separator (and where it
     is in the page text, when ``text`` is there at ``at``)."""
+    # re.split with the separator captured: texts and separators alternate, no match objects.
+    parts = _SPLITTERS[pattern].split(text)
     spans: list[_Span] = []
-    sep, start = "", 0
-    for match in pattern.finditer(text):
-        chunk = text[start : match.start()]
+    sep, offset = "", 0 if at is None else at
+    last = len(parts) - 1
+    for i in range(0, last + 1, 2):
+        chunk = parts[i]
+        following = parts[i + 1] if i < last else ""
         if chunk.strip():
-            spans.append(_Span(chunk, sep, None if at is None else at + start))
-            sep = match.group()
+            spans.append(_Span(chunk, sep, None if at is None else offset))
+            sep = following
         else:
-            sep += chunk + match.group()
-        start = match.end()
-    if text[start:].strip():
-        spans.append(_Span(text[start:], sep, None if at is None else at + start))
+            sep += chunk + following
+        offset += len(chunk) + len(following)
     return spans
 
 
@@ -523,7 +530,8 @@ def _fit(spans: list[_Span], budget: int, counts: _Counts) -> list[tuple[_Span, 
     """Spans with counts, over-budget ones replaced by word groups (one batch per level)."""
     sizes = counts.many(spans)
     over = [s for s, n in zip(spans, sizes) if n > budget]
-    counts.prime(w for s in over for w in _words(s))
+    if not counts.exact:  # else words are counted from the page's token starts, one by one
+        counts.prime(w for s in over for w in _words(s))
     fitted: list[tuple[_Span, int]] = []
     for span, size in zip(spans, sizes):
         fitted.extend([(span, size)] if size <= budget else _fit_words(span, budget, counts))
@@ -532,7 +540,7 @@ def _fit(spans: list[_Span], budget: int, counts: _Counts) -> list[tuple[_Span, 
 
 def _words(span: _Span) -> list[_Span]:
     words = _split_on(span.text, _SPACE, span.start)
-    return [replace(words[0], sep=span.sep)] + words[1:] if words else []
+    return [words[0]._replace(sep=span.sep)] + words[1:] if words else []
 
 
 def _fit_words(span: _Span, budget: int, counts: _Counts) -> list[tuple[_Span, int]]:

@@ -12,6 +12,7 @@ import os
 import re
 import threading
 from array import array
+from itertools import accumulate
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,8 +94,9 @@ _PIECES_PER_BATCH = 32
 # BERT's normalizer keeps printable ASCII as it is (but for case). A word as BERT's pre-tokenizer
 # cuts plain ASCII (letters and digits, or one punctuation mark), or, from its start, a
 # whitespace-delimited run holding any other character (left to the tokenizer).
-_PLAIN_WORD_OR_OTHER_RUN = re.compile(
-    r"(?P<other>(?<![^ \t\n\r])[^ \t\n\r]*[^\x20-\x7e\t\n\r][^ \t\n\r]*)|[A-Za-z0-9]+|[!-/:-@\[-`{-~]")
+# One capturing group around the whole match, so that ``split`` returns the words between the gaps.
+_WORDS_AND_RUNS = re.compile(
+    r"((?<![^ \t\n\r])[^ \t\n\r]*[^\x20-\x7e\t\n\r][^ \t\n\r]*|[A-Za-z0-9]+|[!-/:-@\[-`{-~])")
 _WORD_CACHE_SIZE = 200_000
 _RUNS_PER_BATCH = 1024
 
@@ -123,7 +125,7 @@ class ModelTokenizer:
     def count(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of each text, without the special tokens the model adds."""
         if self.word_cache and not self._holds_added_token(texts):
-            return [len(self._cached_starts(text)) for text in texts]
+            return [sum(map(len, self._cached_pieces(text)[1])) for text in texts]
         return [len(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def token_starts(self, text: str) -> Sequence[int]:
@@ -138,42 +140,45 @@ class ModelTokenizer:
         return any(token in text for text in texts for token in self.added_tokens)
 
     def _cached_starts(self, text: str) -> array[int]:
-        """``token_starts`` from the word cache: each plain-ASCII word's pieces are looked up once
-        per crawl; a whitespace-delimited run holding any other character goes through the
-        tokenizer whole (tokens never cross whitespace, so cutting there changes none)."""
+        """``token_starts`` from the word cache: each distinct plain-ASCII word, and each distinct
+        whitespace-delimited run holding any other character, is tokenized once per crawl (tokens
+        never cross whitespace, so a run's tokens are the same wherever it stands)."""
+        positions, pieces = self._cached_pieces(text)
+        return array("l", [at + piece for at, word in zip(positions, pieces) for piece in word])
+
+    def _cached_pieces(self, text: str) -> tuple[list[int], list[tuple[int, ...]]]:
+        """Where each word or run of ``text`` starts, and its tokens' starts within it.
+
+        The text is cut with ``re.split`` and the positions summed from the parts' lengths: a
+        match object per word (``finditer``) was the larger part of chunking's CPU."""
         words = self._words
         if len(words) > _WORD_CACHE_SIZE:
-            words.clear()
+            # A new dict, not clear(): another thread may be reading this one.
+            words = {}
+            object.__setattr__(self, "_words", words)
+        parts = _WORDS_AND_RUNS.split(text)  # gap, word, gap, word, ..., gap
+        found = parts[1::2]
+        unknown = set(found).difference(words)
+        if unknown:
+            self._tokenize_words(unknown, words)
+        positions = list(accumulate(map(len, parts)))[:-1:2]
+        return positions, list(map(words.__getitem__, found))
+
+    def _tokenize_words(self, unknown: set[str], words: dict[str, tuple[int, ...]]) -> None:
         model = self.tokenizer.model
-        lowercase = self.lowercase
-        starts = array("l")
-        others: list[tuple[int, int, str]] = []  # (where its tokens go in starts, offset, run)
-        for match in _PLAIN_WORD_OR_OTHER_RUN.finditer(text):
-            word = match.group()
-            if match.lastgroup == "other":
-                others.append((len(starts), match.start(), word))
-                continue
-            pieces = words.get(word)
-            if pieces is None:
-                pieces = words[word] = tuple(
-                    token.offsets[0] for token in model.tokenize(word.lower() if lowercase else word))
-            at = match.start()
-            if len(pieces) == 1:
-                starts.append(at)
+        runs = []
+        for word in unknown:
+            if word.isascii() and word.isprintable():
+                token_words = model.tokenize(word.lower() if self.lowercase else word)
+                words[word] = tuple(token.offsets[0] for token in token_words)
             else:
-                starts.extend(at + piece for piece in pieces)
-        if not others:
-            return starts
-        merged, done = array("l"), 0
-        for first_run in range(0, len(others), _RUNS_PER_BATCH):  # a few encodings alive at once
-            batch = others[first_run:first_run + _RUNS_PER_BATCH]
-            encodings = self.tokenizer.encode_batch([run for _, _, run in batch], add_special_tokens=False)
-            for (place, at, _), encoding in zip(batch, encodings):
-                merged.extend(starts[done:place])
-                merged.extend(at + first for first, _ in encoding.offsets)
-                done = place
-        merged.extend(starts[done:])
-        return merged
+                # A run holding anything else goes through the whole tokenizer (its normalizer).
+                runs.append(word)
+        for first in range(0, len(runs), _RUNS_PER_BATCH):  # a few encodings alive at once
+            batch = runs[first:first + _RUNS_PER_BATCH]
+            encodings = self.tokenizer.encode_batch(batch, add_special_tokens=False)
+            for run, encoding in zip(batch, encodings):
+                words[run] = tuple(start for start, _ in encoding.offsets)
 
     def _encoded_starts(self, text: str) -> Sequence[int]:
         """``token_starts`` through the tokenizer: the text is encoded in pieces cut at line ends
