@@ -27,9 +27,10 @@ large crawls; containment estimated on a sample stays unbiased.
 from __future__ import annotations
 
 import re
-import zlib
 from array import array
 from collections import Counter
+
+from harvester.dedup.shingles import shingle_hashes
 
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _WORD = re.compile(r"\w+")
@@ -47,12 +48,8 @@ MAX_OWNERS = 8
 def sampled_shingles(markdown: str, *, size: int = SHINGLE, sample: int = SAMPLE) -> set[int]:
     """The hashes of the word ``size``-grams of ``markdown`` kept by the 1-in-``sample`` sampling."""
     words = _WORD.findall(_LINK_TARGET.sub("]", markdown).casefold())
-    kept: set[int] = set()
-    for i in range(max(len(words) - size + 1, 0)):
-        digest = zlib.crc32(" ".join(words[i:i + size]).encode("utf-8"))
-        if digest % sample == 0:
-            kept.add(digest)
-    return kept
+    hashes = shingle_hashes(words, size)
+    return set(hashes[hashes % hashes.dtype.type(sample) == 0].tolist())
 
 
 class AggregateDetector:

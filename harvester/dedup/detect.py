@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import zlib
 from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
+
+from harvester.dedup.shingles import shingle_hashes
 
 if TYPE_CHECKING:
     from datasketch import MinHash
@@ -32,25 +33,23 @@ _SHINGLE_BATCH = 2048
 
 
 def signature(text: str, *, shingle_size: int = 5, num_perm: int = 128) -> MinHash:
-    """The MinHash of ``text``'s word shingles (``shingles``), hashed a batch at a time: the
-    minimum per permutation is the same however the shingles are grouped, and datasketch never
-    holds an array of the hashes of all of a long page's shingles at once."""
+    """The MinHash of ``text``'s case-folded word shingles (the whole text when it is shorter), each
+    shingle hashed by ``shingle_hashes``, a batch at a time: the minimum per permutation is the
+    same however the shingles are grouped, and datasketch never holds an array of the hashes of all
+    of a long page's shingles at once."""
     # Imported where used: datasketch imports scipy, which every spider (VersionRule) would pay.
     from datasketch import MinHash
 
-    # CRC-32 of each shingle instead of datasketch's SHA-1: the same 32 bits a shingle, for half
-    # the CPU of the whole signature on a docs page (bench/README.md). Signatures never leave the
-    # crawl, so no stored one is made with the other hash.
-    minhash = MinHash(num_perm=num_perm, hashfunc=zlib.crc32)
+    # The shingles come hashed (int): datasketch's own hash of each shingle's text was most of the
+    # signature's CPU (bench/README.md). Signatures never leave the crawl, so no stored one is made
+    # with another hash.
+    minhash = MinHash(num_perm=num_perm, hashfunc=int)
     words = _WORD.findall(text.casefold())
-    if len(words) <= shingle_size:
-        if words:
-            minhash.update(" ".join(words).encode("utf-8"))
+    if not words:
         return minhash
-    last = len(words) - shingle_size + 1
-    for start in range(0, last, _SHINGLE_BATCH):
-        batch = {" ".join(words[i:i + shingle_size]) for i in range(start, min(start + _SHINGLE_BATCH, last))}
-        minhash.update_batch([shingle.encode("utf-8") for shingle in batch])
+    hashes = shingle_hashes(words, min(shingle_size, len(words)))
+    for start in range(0, len(hashes), _SHINGLE_BATCH):
+        minhash.update_batch(hashes[start:start + _SHINGLE_BATCH].tolist())
     return minhash
 
 

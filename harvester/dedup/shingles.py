@@ -1,0 +1,49 @@
+"""Hashes of a text's word shingles, computed from one hash per word. Scrapy-free.
+
+Near-duplicate signatures and aggregate-page detection both look at every word n-gram of every
+page. Joining each n-gram's words and hashing the joined text was most of their CPU (a Python
+step per word position); here each word is hashed once (CRC-32, in C) and the n-gram hashes are
+combined from those with numpy.
+
+The combination is multilinear hashing (Lemire and Kaser, "Strongly universal string hashing is
+fast", 2014): ``(m0 + m1*x1 + ... + mk*xk mod 2**64) >> 32`` with random 64-bit ``m`` is strongly
+universal over 32-bit ``x``, so an n-gram's hash is as good as a hash of its text. Only equality of
+hashes within one crawl matters: nothing made from them is stored.
+"""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_SEED = 0x5EED5
+
+
+@functools.lru_cache(maxsize=8)
+def _multipliers(size: int) -> np.ndarray:
+    import numpy as np
+
+    return np.random.default_rng(_SEED + size).integers(0, 2**64, size=size + 1, dtype=np.uint64)
+
+
+def shingle_hashes(words: Sequence[str], size: int) -> np.ndarray:
+    """32-bit hashes (as uint64) of the word ``size``-grams of ``words``, in order, repeats
+    included; empty when there are fewer than ``size`` words."""
+    import numpy as np
+
+    if size < 1:
+        raise ValueError(f"shingle size must be at least 1, got {size!r}")
+    count = len(words) - size + 1
+    if count <= 0:
+        return np.empty(0, dtype=np.uint64)
+    word_hashes = np.fromiter(map(zlib.crc32, map(str.encode, words)), dtype=np.uint64, count=len(words))
+    multipliers = _multipliers(size)
+    combined = np.full(count, multipliers[0], dtype=np.uint64)
+    for offset in range(size):
+        combined += word_hashes[offset:offset + count] * multipliers[offset + 1]  # wraps mod 2**64
+    return combined >> np.uint64(32)
