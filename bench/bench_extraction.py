@@ -1,4 +1,4 @@
-"""Benchmark: extraction CPU time and fidelity, markdownify vs html-to-markdown.
+"""Benchmark: extraction CPU time and fidelity, by converter (lxml, markdownify, html-to-markdown).
 
 For each public corpus (Debian's static Flask / Requests / Scrapy docs, page
 list from ``../shared/eval/truth/CORPUS.jsonl``), per page and without any
@@ -8,6 +8,8 @@ crawler:
   b. ``extract_page`` as shipped (main element -> markdownify);
   c. ``extract_page`` with the converter swapped for
      :func:`harvester.extract.htmd.convert` (monkeypatched here only);
+  d. ``extract_page`` with the default converter ("lxml": markdownify's rules written straight
+     from the lxml tree; the same Markdown as b);
 
 How c swaps the converter depends on extract.py: when ``extract_page`` takes
 ``converter=`` (the registry of :mod:`harvester.extract.convert`), c passes
@@ -132,6 +134,14 @@ def markdownify_converter():
         from harvester.extract.convert import get_converter
         return get_converter("markdownify")
     return getattr(extract_mod, CONVERTER_NAME)
+
+
+def get_tree_converter():
+    """The default "lxml" converter, where this checkout has it."""
+    if not HAS_REGISTRY:
+        return None
+    from harvester.extract.convert import available_converters, get_converter
+    return get_converter("lxml") if "lxml" in available_converters() else None
 
 
 def best_cpu(fn, arg, repeat: int):
@@ -274,6 +284,8 @@ def main(argv=None) -> int:
             methods.append(("a", "a. trafilatura alone", run_trafilatura, None))
         methods.append(("b", "b. extract_page + markdownify", extractor("markdownify"), None))
         methods.append(("c", "c. extract_page + html-to-markdown", extractor("html-to-markdown"), htmd_counted))
+        if HAS_REGISTRY:
+            methods.append(("d", "d. extract_page + lxml (default)", extractor("lxml"), None))
 
         # Methods are interleaved per page and run (a b c a b c ...), so a
         # burst of load on the shared machine hits all of them alike.
@@ -301,14 +313,18 @@ def main(argv=None) -> int:
             outputs["a"] = [(outputs["b"][i][0], md) for i, (_, md) in enumerate(outputs["a"])]
 
         # Converter step alone, on the same prepared main elements.
-        conv_times = {"mdfy": [], "htmd": []}
+        tree_convert = get_tree_converter()
+        conv_times = {"mdfy": [], "htmd": [], "tree": []}
         for el in mains:
-            bm = bh = float("inf")
+            bm = bh = bt = float("inf")
             for _ in range(args.repeat):
                 bm = min(bm, best_cpu(markdownify_convert, el, 1)[0])
                 bh = min(bh, best_cpu(htmd.convert, el, 1)[0])
+                if tree_convert is not None:
+                    bt = min(bt, best_cpu(tree_convert, el, 1)[0])
             conv_times["mdfy"].append(bm)
             conv_times["htmd"].append(bh)
+            conv_times["tree"].append(bt)
 
         procs = {}
         for key in outputs:
@@ -325,6 +341,8 @@ def main(argv=None) -> int:
         rows = [(label, times[key], scores[key]) for key, label, _, _ in methods]
         rows.append(("converter only: markdownify", conv_times["mdfy"], None))
         rows.append(("converter only: html-to-markdown", conv_times["htmd"], None))
+        if tree_convert is not None:
+            rows.append(("converter only: lxml (default)", conv_times["tree"], None))
         rep = [table(corpus, len(pages), rows), ""]
         tot_m, tot_h = sum(conv_times["mdfy"]), sum(conv_times["htmd"])
         rep.append(f"Converter step: {len(mains)} main elements, markdownify {tot_m * 1000:.0f} ms, "
@@ -339,6 +357,11 @@ def main(argv=None) -> int:
                        fmt(sb["precision_micro"]), fmt(sc_["precision_micro"])))
         same = sum(1 for x, y in zip(outputs["b"], outputs["c"]) if x[1] == y[1])
         rep.append(f"Identical Markdown from b and c on {same} of {len(pages)} pages.")
+        if "d" in outputs:
+            same_d = sum(1 for x, y in zip(outputs["b"], outputs["d"]) if x == y)
+            rep.append(f"Identical title and Markdown from b and d on {same_d} of {len(pages)} pages; "
+                       f"converter step alone: lxml {sum(conv_times['tree']) * 1000:.0f} ms in all "
+                       f"({tot_m / sum(conv_times['tree']):.1f}x less than markdownify).")
         if args.diff:
             pb, pc = per_page(procs["b"][0]), per_page(procs["c"][0])
             worse = []

@@ -1,6 +1,4 @@
-"""HTML fragment -> Markdown for documentation pages.
-
-Three parts:
+"""HTML main element -> Markdown for documentation pages: what every converter shares.
 
 * **Pre-conversion rewrites** on the cleaned lxml main element, shared by
   every converter: :func:`prepare_code` (one flat ``<pre>`` per code block),
@@ -9,29 +7,26 @@ Three parts:
   ``> **Note:** ...``), :func:`rewrite_signatures` (API entry signatures ->
   ``<code>``) and :func:`unwrap_heading_anchors`.
 * **Converters**: a registry name -> function(lxml element) -> Markdown.
-  ``"markdownify"`` is built in; ``"html-to-markdown"`` is registered lazily
-  when ``harvester.extract.htmd`` exists (its ``element_to_markdown``).
-* The markdownify subclass and :func:`tidy_markdown` / :func:`visible_text`.
+  ``"lxml"`` (the default, :mod:`harvester.extract.tree_markdown`) and
+  ``"markdownify"`` (:mod:`harvester.extract.markdownify_converter`) write the
+  same Markdown; ``"html-to-markdown"`` is registered lazily when
+  ``harvester.extract.htmd`` exists. Each is imported when first selected.
+* The project's Markdown conventions the first two share:
 
-The heavy lifting is markdownify; :class:`DocMarkdownConverter` only overrides
-the few conversions whose defaults lose structure on documentation sites:
+  * headings are ATX (``#``), never setext, so every heading level survives;
+  * ``<pre>`` becomes one fenced block whose fence is longer than any backtick
+    run inside it, with the language the extractor stored in ``data-lang``;
+    inside a table cell it degrades to an inline code span so the row stays on
+    one line (:func:`fenced_code`);
+  * ``|`` inside table cells is escaped as ``\\|`` so GFM pipe tables keep their
+    columns (:func:`table_cell`);
+  * line breaks use a backslash, so stripping trailing spaces later is safe;
+  * besides ``*`` and ``_``, literal ``[``, ``]``, ``<`` and ``\\`` in prose are
+    escaped so they cannot form links or raw HTML (never inside code,
+    :func:`escape_prose`).
 
-* headings are ATX (``#``), never setext, so every heading level survives;
-* ``<pre>`` becomes one fenced block whose fence is longer than any backtick
-  run inside it, with the language the extractor stored in ``data-lang``;
-  inside a table cell it degrades to an inline code span so the row stays on
-  one line;
-* ``|`` inside table cells is escaped as ``\\|`` so GFM pipe tables keep their
-  columns;
-* line breaks use a backslash, so stripping trailing spaces later is safe;
-* besides ``*`` and ``_``, literal ``[``, ``]``, ``<`` and ``\\`` in prose are
-  escaped so they cannot form links or raw HTML (never inside code).
-
-:func:`element_to_markdown` feeds markdownify a bs4 tree built directly from
-the extractor's lxml element instead of re-parsing serialised HTML.
-
-:func:`tidy_markdown` normalises blank lines and trailing whitespace outside
-code fences (code is left byte-exact).
+* :func:`tidy_markdown` normalises blank lines and trailing whitespace outside
+  code fences (code is left byte-exact); :func:`visible_text`.
 """
 from __future__ import annotations
 
@@ -41,23 +36,22 @@ import re
 from typing import Callable
 
 import lxml.html
-from bs4 import BeautifulSoup, NavigableString, Tag
 from lxml import etree
-from markdownify import ATX, BACKSLASH, MarkdownConverter
 
 from harvester.fetch.encoding import clean_text
 from harvester.markdown.grammar import Line, classify_lines
 
 __all__ = [
-    "DocMarkdownConverter",
+    "DEFAULT_CONVERTER",
     "available_converters",
-    "element_to_markdown",
-    "fragment_to_markdown",
+    "escape_prose",
+    "fenced_code",
     "get_converter",
     "prepare_code",
     "register_converter",
     "rewrite_admonitions",
     "rewrite_signatures",
+    "table_cell",
     "tidy_markdown",
     "unwrap_heading_anchors",
     "visible_text",
@@ -68,177 +62,56 @@ _PIPE = re.compile(r"(?<!\\)\|")
 # A backslash that would escape the next character must itself be escaped.
 _ESCAPABLE_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
 _HTML_LIKE = re.compile(r"<(?=[A-Za-z/!?])")
+_LEADING_BLANK_LINES = re.compile(r"^(?:[ \t]*\n)+")
 
 
-class DocMarkdownConverter(MarkdownConverter):
-    """markdownify tuned for documentation: ATX headings, exact fenced code,
-    pipe-safe tables."""
-
-    class Options(MarkdownConverter.DefaultOptions):
-        heading_style = ATX
-        newline_style = BACKSLASH
-        bullets = "-"
-        escape_asterisks = True
-        escape_underscores = True
-        escape_misc = False
-        # A row without <th> still becomes a header row: GFM tables need one,
-        # and an empty header row would only add noise.
-        table_infer_header = True
-
-    def escape(self, text, parent_tags):
-        # markdownify escapes * and _ only (escape_misc would also mangle
-        # '-', '#', '+', digits...). Literal brackets and '<' in prose
-        # ("Optional[Deferred]", "(<https://...>)" in changelogs, "<div>")
-        # would otherwise turn into links or raw HTML, so escape those too.
-        if not text:
-            return ""
+def escape_prose(text: str) -> str:
+    """Escape prose text for Markdown: ``*`` and ``_`` (as markdownify does), a backslash that
+    would escape the next character, and literal brackets and ``<`` ("Optional[Deferred]",
+    "(<https://...>)" in changelogs, "<div>"), which would otherwise turn into links or raw HTML.
+    Never ``-``, ``#``, ``+`` or digits (markdownify's ``escape_misc`` would mangle those)."""
+    if not text:
+        return ""
+    # Each step only where its character occurs: this runs on every text of every page.
+    if "\\" in text:
         text = _ESCAPABLE_BACKSLASH.sub(r"\\\\", text)
-        text = super().escape(text, parent_tags)
+    if "*" in text:
+        text = text.replace("*", r"\*")
+    if "_" in text:
+        text = text.replace("_", r"\_")
+    if "[" in text or "]" in text:
         # "](" left in prose would still read as a link opener to lenient
         # parsers ("[#2249](<https://...>)" typed in a changelog).
         text = text.replace("[", r"\[").replace("]", r"\]").replace(r"\](", r"\]\(")
-        return _HTML_LIKE.sub(r"\\<", text)
-
-    def convert_pre(self, el, text, parent_tags):
-        if not text.strip():
-            return ""
-        lang = (el.get("data-lang") or "").strip()
-        if "_inline" in parent_tags:
-            # A fence cannot live inside a pipe-table cell.
-            code = " ".join(line.strip() for line in text.splitlines() if line.strip())
-            ticks = "``" if "`" in code else "`"
-            return f" {ticks}{code}{ticks} "
-        code = text.strip("\n").rstrip()
-        # Keep the first line's indentation but drop leading blank lines.
-        code = re.sub(r"^(?:[ \t]*\n)+", "", code)
-        longest = max((len(m) for m in _BACKTICK_RUN.findall(code)), default=2)
-        fence = "`" * max(3, longest + 1)
-        return f"\n\n{fence}{lang}\n{code}\n{fence}\n\n"
-
-    def _cell(self, el, text):
-        colspan = 1
-        raw = el.get("colspan")
-        if raw and str(raw).isdigit():
-            colspan = max(1, min(1000, int(raw)))
-        text = " ".join(text.split())
-        return " " + _PIPE.sub(r"\\|", text) + " |" * colspan
-
-    def convert_td(self, el, text, parent_tags):
-        return self._cell(el, text)
-
-    def convert_th(self, el, text, parent_tags):
-        return self._cell(el, text)
-
-    def convert_img(self, el, text, parent_tags):
-        # Images without a source carry nothing but their alt text.
-        if not el.get("src"):
-            return el.get("alt") or ""
-        return super().convert_img(el, text, parent_tags)
+    if "<" in text:
+        text = _HTML_LIKE.sub(r"\\<", text)
+    return text
 
 
-class _FastTag(Tag):
-    """bs4 Tag with name-only fast paths for the two lookups markdownify makes
-    per element (find_parent('pre') on every tag, find_previous_siblings('li')
-    for every ordered-list item). bs4's generic matcher builds a filter
-    object per call, which made these the single largest cost on big pages."""
-
-    def find_parent(self, name=None, attrs=None, **kwargs):
-        if isinstance(name, str) and not attrs and not kwargs:
-            node = self.parent
-            while node is not None:
-                if node.name == name:
-                    return node
-                node = node.parent
-            return None
-        return super().find_parent(name, attrs, **kwargs)
-
-    def find_previous_siblings(self, name=None, attrs=None, string=None, limit=None, **kwargs):
-        if isinstance(name, str) and not attrs and string is None and limit is None and not kwargs:
-            out = []
-            node = self.previous_sibling
-            while node is not None:
-                if getattr(node, "name", None) == name:
-                    out.append(node)
-                node = node.previous_sibling
-            return out
-        return super().find_previous_siblings(name, attrs, string, limit, **kwargs)
+def fenced_code(text: str, lang: str, inline: bool) -> str:
+    """A ``<pre>``'s converted text as one fenced block, the fence longer than any backtick run
+    inside; in a table cell (``inline``) an inline code span, since a fence cannot live there."""
+    if not text.strip():
+        return ""
+    if inline:
+        code = " ".join(line.strip() for line in text.splitlines() if line.strip())
+        ticks = "``" if "`" in code else "`"
+        return f" {ticks}{code}{ticks} "
+    code = text.strip("\n").rstrip()
+    # Keep the first line's indentation but drop leading blank lines.
+    code = _LEADING_BLANK_LINES.sub("", code)
+    longest = max((len(m) for m in _BACKTICK_RUN.findall(code)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return f"\n\n{fence}{lang}\n{code}\n{fence}\n\n"
 
 
-def element_to_markdown(root) -> str:
-    """Convert a cleaned lxml element (and its descendants) to Markdown.
-
-    A new converter per call: markdownify keeps a per-instance cache, and the
-    extractor may run in several worker threads.
-    """
-    return tidy_markdown(DocMarkdownConverter().convert_soup(_soup_from_lxml(root)))
-
-
-def fragment_to_markdown(fragment_html: str) -> str:
-    """Convert an HTML fragment string to Markdown (parses it with bs4)."""
-    soup = BeautifulSoup(fragment_html, "lxml", element_classes={Tag: _FastTag})
-    return tidy_markdown(DocMarkdownConverter().convert_soup(soup))
-
-
-def _soup_from_lxml(root) -> BeautifulSoup:
-    """Build the bs4 tree markdownify walks straight from the lxml element.
-
-    Written by hand because serialising the fragment and letting bs4
-    re-parse it cost more than markdownify itself (bs4 runs Python callbacks
-    per parser event); linking the nodes directly is ~2.5x cheaper and keeps
-    the "parse once with lxml" promise. Only the navigation attributes that
-    bs4's own tree builder maintains are set (parent, contents, siblings, and
-    the document-order next/previous_element chain used by find_all).
-    """
-    soup = BeautifulSoup("", "lxml", element_classes={Tag: _FastTag})
-    last = soup  # previous node in document order
-
-    def link(node, parent):
-        nonlocal last
-        contents = parent.contents
-        prev = contents[-1] if contents else None
-        node.parent = parent
-        node.previous_sibling = prev
-        node.next_sibling = None
-        if prev is not None:
-            prev.next_sibling = node
-        node.previous_element = last
-        last.next_element = node
-        node.next_element = None
-        last = node
-        contents.append(node)
-
-    def fill(el, tag, texts: list[str]) -> None:
-        """``el``'s content into ``tag``: its spans dissolved into the text around them, adjacent
-        texts joined into one string."""
-        if el.text:
-            texts.append(el.text)
-        for child in el:
-            if child.tag in _DISSOLVED:
-                fill(child, tag, texts)
-            elif isinstance(child.tag, str):
-                if texts:
-                    link(NavigableString("".join(texts)), tag)
-                    texts.clear()
-                add(child, tag)
-            if child.tail:
-                texts.append(child.tail)
-
-    def add(el, parent) -> None:
-        tag = _FastTag(name=el.tag, attrs=dict(el.attrib))
-        link(tag, parent)
-        texts: list[str] = []
-        fill(el, tag, texts)
-        if texts:
-            link(NavigableString("".join(texts)), tag)
-
-    add(root, soup)
-    return soup
-
-
-# Tags markdownify writes as their bare text (it has no converter for them), dissolved while the
-# soup is built: highlighting and cross-reference markup (Sphinx's <code><span class="pre">, API
-# signatures) is a third of a docs page's tags, and each tag costs a bs4 node and a converter call.
-_DISSOLVED = frozenset({"span"})
+def table_cell(text: str, colspan: str | None) -> str:
+    """A converted ``<td>``/``<th>``: on one line, ``|`` escaped, one ``|`` per spanned column."""
+    span = 1
+    if colspan and str(colspan).isdigit():
+        span = max(1, min(1000, int(colspan)))
+    text = " ".join(text.split())
+    return " " + _PIPE.sub(r"\\|", text) + " |" * span
 
 
 # --------------------------------------------------------------------------
@@ -576,5 +449,19 @@ def visible_text(md: str) -> str:
     return " ".join(text.split())
 
 
-register_converter("markdownify", lambda: element_to_markdown)
+def _load_tree() -> Converter:
+    from harvester.extract.tree_markdown import element_to_markdown
+
+    return element_to_markdown
+
+
+def _load_markdownify() -> Converter:
+    from harvester.extract.markdownify_converter import element_to_markdown
+
+    return element_to_markdown
+
+
+DEFAULT_CONVERTER = "lxml"
+register_converter("lxml", _load_tree)
+register_converter("markdownify", _load_markdownify)
 available_converters()

@@ -65,7 +65,7 @@ HELD_FILE = "harvester-template-held.pickle"
 class ExtractionMiddleware:
     """Spider middleware: after a callback's own output, yield one PageItem for its HTML response.
 
-    Extraction (trafilatura + markdownify, see ``harvester.extract.page``) runs in a worker
+    Extraction (trafilatura + the Markdown converter, see ``harvester.extract.page``) runs in a worker
     thread so downloads go on meanwhile.
     Settings: ``HARVESTER_EXTRACTION_ENABLED``, ``HARVESTER_EXTRACTION_MIN_CHARS``,
     ``HARVESTER_CONTENT_SELECTOR`` (CSS of the main content, for every page of the crawl),

@@ -17,7 +17,8 @@ Strategy, best first:
    ``article``). The element is cleaned of the profile's chrome (noise,
    breadcrumbs, pager, version switcher, TOC), its admonitions become
    labelled blockquotes and API signatures code, and it is converted with
-   the selected converter (markdownify by default), which keeps code blocks,
+   the selected converter (markdownify's rules, written from the lxml tree by
+   default), which keeps code blocks,
    tables and heading levels intact -- trafilatura's own Markdown loses
    about half the fences and breaks tables on such sites.
 2. **trafilatura** on the whole document when no main element exists
@@ -25,7 +26,7 @@ Strategy, best first:
 3. **Plain text** of the body (``degraded=True``) as the last resort.
 
 The document is parsed once with lxml (or not at all when the caller passes
-the tree it already has as ``doc``); markdownify then only sees the small,
+the tree it already has as ``doc``); the converter then only sees the small,
 cleaned main fragment. Nothing is shared between calls except compiled
 selectors, so it is safe to run in worker threads.
 """
@@ -42,6 +43,7 @@ import lxml.html
 from lxml import etree
 
 from harvester.extract.convert import (
+    DEFAULT_CONVERTER,
     get_converter,
     prepare_code,
     remove_keep_tail,
@@ -126,7 +128,7 @@ _NOISE_ATTRS = (
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _HEADING_XPATH = etree.XPath("boolean(.//h1|.//h2|.//h3|.//h4|.//h5|.//h6)")
 # Inline wrappers with no Markdown meaning. Sphinx wraps every code token in a
-# <span>; unwrapping them in C halves the nodes markdownify has to walk.
+# <span>; unwrapping them in C halves the nodes the converter has to walk.
 _UNWRAP_TAGS = ("span", "font", "abbr", "bdi", "small", "big", "ins", "mark", "wbr", "data", "time")
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _TITLE_SEPARATORS = (" — ", " – ", " | ", " - ", " · ", " :: ", " » ")
@@ -140,7 +142,7 @@ _GENERIC_CRUMBS = ("nav[aria-label=breadcrumb]", "nav[aria-label=Breadcrumb]", "
 # --------------------------------------------------------------------------
 
 def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: str | None = None,
-                 doc=None, converter: str | None = "markdownify",
+                 doc=None, converter: str | None = DEFAULT_CONVERTER,
                  template: Callable[[lxml.html.HtmlElement], object] | None = None) -> ExtractedPage:
     """Extract the main content of one page as Markdown plus metadata.
 
@@ -150,13 +152,13 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
     ``response.selector.root``); ``html`` is then not parsed again and the
     tree is modified in place. ``converter``: name registered in
     :mod:`harvester.extract.convert` (ValueError if unknown; None means
-    the default, markdownify). ``template``: called with the document root once the page's
+    the default, ``DEFAULT_CONVERTER``). ``template``: called with the document root once the page's
     metadata, breadcrumbs and main element are read and before anything is cleaned or converted,
     to remove the site's learned template (``harvester.extract.template``).
 
     Raises NoContent('not_html' | 'unparsable' | 'empty' | 'too_short').
     """
-    convert = get_converter(converter or "markdownify")
+    convert = get_converter(converter or DEFAULT_CONVERTER)
     content_xpath = compile_css(content_selector) if content_selector else None
     root = _parse(html) if doc is None else doc.getroottree().getroot()
     _sanitize_tree(root, html)
