@@ -362,7 +362,9 @@ def test_the_model_tokenizer_alone_counts_as_the_loaded_model_does(tokenizer) ->
 _TRICKY = ["see [MASK] and [CLS]x [sep] done", "tab\there\x0bvt \x0c ff café naïve", "a" * 150 + " b",
            "x" * 99 + " " + "y" * 101, "MixedCase WORDS_with-punct... (f(x)=y)! `code` ~tilde {brace}",
            "Ünïcödé ☃ 中文 text, “quoted”—dash…", "İstanbul İİ", "\r\n\r\n", "", "a\x7fb \x00 c", "\u00a0nbsp\u200bzero",
-           "café word " * 1500]  # more odd runs than one tokenizer call takes
+           "café word " * 1500,  # more odd runs than one tokenizer call takes
+           # longer than the word cache's segments: cut at line ends, at spaces, or past a long run
+           "line of words, café\n" * 2000, "spaced words " * 3000, "y" * 20000 + " z" + " é" * 9000]
 
 
 def _tokenizer_pair():

@@ -22,7 +22,7 @@ from harvester.embedding.folder import ModelUnavailable, resolve_model, vector_n
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from sentence_transformers import SentenceTransformer
 
@@ -98,6 +98,32 @@ _PIECES_PER_BATCH = 32
 _WORDS_AND_RUNS = re.compile(
     r"((?<![^ \t\n\r])[^ \t\n\r]*[^\x20-\x7e\t\n\r][^ \t\n\r]*|[A-Za-z0-9]+|[!-/:-@\[-`{-~])")
 _WORD_CACHE_SIZE = 200_000
+# Characters of a page cut into words at once: the parts of a 2 MB changelog page, all at once,
+# were some 700,000 strings (tens of MB at the crawl's peak).
+_SEGMENT_CHARS = 16_384
+_WHITESPACE = re.compile(r"[ \t\n\r]")
+
+
+def _segments(text: str) -> Iterator[tuple[int, str]]:
+    """``text`` in pieces of about ``_SEGMENT_CHARS``, each cut right after whitespace (a line end
+    if there is one), with its offset. No word or run crosses whitespace, and a run's start needs
+    whitespace or the text's start before it, so the pieces' words are the text's."""
+    start, size = 0, len(text)
+    while size - start > _SEGMENT_CHARS:
+        window_end = start + _SEGMENT_CHARS
+        cut = text.rfind("\n", start, window_end)
+        if cut < 0:
+            cut = max(text.rfind(" ", start, window_end), text.rfind("\t", start, window_end),
+                      text.rfind("\r", start, window_end))
+        if cut < 0:  # no whitespace in the window: up to the next
+            found = _WHITESPACE.search(text, window_end)
+            if found is None:
+                break
+            cut = found.start()
+        yield start, text[start:cut + 1]
+        start = cut + 1
+    if start < size or not text:
+        yield start, text[start:]
 _RUNS_PER_BATCH = 1024
 
 
@@ -125,7 +151,8 @@ class ModelTokenizer:
     def count(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of each text, without the special tokens the model adds."""
         if self.word_cache and not self._holds_added_token(texts):
-            return [sum(map(len, self._cached_pieces(text)[1])) for text in texts]
+            return [sum(sum(map(len, self._cached_pieces(segment)[1])) for _, segment in _segments(text))
+                    for text in texts]
         return [len(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def token_starts(self, text: str) -> Sequence[int]:
@@ -143,8 +170,11 @@ class ModelTokenizer:
         """``token_starts`` from the word cache: each distinct plain-ASCII word, and each distinct
         whitespace-delimited run holding any other character, is tokenized once per crawl (tokens
         never cross whitespace, so a run's tokens are the same wherever it stands)."""
-        positions, pieces = self._cached_pieces(text)
-        return array("l", [at + piece for at, word in zip(positions, pieces) for piece in word])
+        starts = array("l")
+        for offset, segment in _segments(text):
+            positions, pieces = self._cached_pieces(segment)
+            starts.extend([offset + at + piece for at, word in zip(positions, pieces) for piece in word])
+        return starts
 
     def _cached_pieces(self, text: str) -> tuple[list[int], list[tuple[int, ...]]]:
         """Where each word or run of ``text`` starts, and its tokens' starts within it.

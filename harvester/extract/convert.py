@@ -371,7 +371,8 @@ _HTMD_MODULE = "harvester.extract.htmd"
 
 def register_converter(name: str, loader: Callable[[], Converter]) -> None:
     """Register ``loader``, called on selection, returning a function
-    (lxml main element) -> Markdown. Loading lazily keeps optional packages
+    (lxml main element) -> Markdown, already passed through :func:`tidy_markdown`
+    (extract_page does not tidy it again). Loading lazily keeps optional packages
     optional until someone selects them."""
     _LOADERS[name] = loader
 

@@ -186,7 +186,7 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
     rules = profile or GENERIC
     for main, trusted in candidates:
         _prepare_main(main, base, rules)
-        md = tidy_markdown(convert(main))
+        md = convert(main)  # tidied by the converter (register_converter)
         text = visible_text(md)
         if not text:
             continue
