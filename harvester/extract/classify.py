@@ -213,7 +213,7 @@ class Signals:
         h1 = _text(next(iter(doc.iter("h1")), None))
         scripts = [s for s in doc.iter("script") if (s.get("type") or "").lower() not in _DATA_SCRIPTS]
         noscript = " ".join(_text(n) for n in doc.iter("noscript"))
-        text, content, search_inputs = _visible_texts(doc)
+        text, content, search_inputs = _visible_texts(doc, text_enough=SHORT_TEXT, content_enough=NAV_ONLY_TEXT)
         hrefs = [a.get("href") or "" for a in doc.iter("a")]
         raw = html if isinstance(html, str) else html.decode("utf-8", "replace")
         return cls(
@@ -237,43 +237,80 @@ _INVISIBLE = ("script", "style", "noscript", "template", "head", "title", "svg")
 def _is_empty_mount(el: lxml.html.HtmlElement) -> bool:
     if el.tag not in _MOUNT_TAGS and el.get("id") not in _MOUNT_IDS and el.get("data-reactroot") is None:
         return False
-    return len(_visible_text(el)) < 40
+    return len(_visible_text(el, enough=40)) < 40
 
 
-def _visible_text(root: lxml.html.HtmlElement) -> str:
-    return _visible_texts(root)[0]
+def _visible_text(root: lxml.html.HtmlElement, enough: int | None = None) -> str:
+    return _visible_texts(root, text_enough=enough, content_enough=0)[0]
 
 
-def _visible_texts(root: lxml.html.HtmlElement) -> tuple[str, str, int]:
+def _collapsed(parts: list[str]) -> str:
+    return " ".join(" ".join(parts).split())
+
+
+def _visible_texts(root: lxml.html.HtmlElement, text_enough: int | None = None,
+                   content_enough: int = 0) -> tuple[str, str, int]:
     """The visible text of ``root``, the part of it outside navigation containers, and the search
-    fields outside them."""
+    fields outside them.
+
+    With ``text_enough``: the walk stops once the text has at least that many characters and the
+    content at least ``content_enough`` (the rules only look at the text of short pages): the
+    texts are then the first ones, and the search fields those seen so far. A docs page's whole
+    tree was walked in Python for a length compared with 1,500 at most."""
     parts: list[str] = []
     content: list[str] = []
     search_inputs = 0
-    stack: list = [(root, False)]
-    while stack:  # depth-first without recursion: generated pages can nest deeper than Python's limit
-        node, in_nav = stack.pop()
-        if isinstance(node, str):
-            parts.append(node)
-            if not in_nav:
-                content.append(node)
+    seen = 0  # characters collected, before whitespace is collapsed
+    check_at = text_enough
+
+    def add(text: str, in_nav: bool) -> bool:
+        """Collect ``text``; whether there is enough now."""
+        nonlocal seen, check_at
+        parts.append(text)
+        if not in_nav:
+            content.append(text)
+        if check_at is None:
+            return False
+        seen += len(text)
+        if seen < check_at:
+            return False
+        if len(_collapsed(parts)) >= text_enough and len(_collapsed(content)) >= content_enough:
+            return True
+        check_at = 2 * seen  # collapsing again only as the text doubles
+        return False
+
+    tag = root.tag
+    if not isinstance(tag, str) or tag in _INVISIBLE:
+        return "", "", 0
+    in_nav = _is_navigation(root, tag)
+    if tag == "input" and not in_nav and _is_search_field(root):
+        search_inputs += 1
+    if root.text and add(root.text, in_nav):
+        return _collapsed(parts), _collapsed(content), search_inputs
+    # Depth-first without recursion (generated pages can nest deeper than Python's limit), each
+    # element's children read as they are reached: (children, in_nav, the element's tail and the
+    # in_nav it counts under, once its children are done).
+    frames: list = [(iter(root), in_nav, None)]
+    while frames:
+        children, in_nav, _ = frames[-1]
+        child = next(children, None)
+        if child is None:
+            tail = frames.pop()[2]
+            if tail is not None and add(*tail):
+                break
             continue
-        tag = node.tag
+        tag = child.tag
         if not isinstance(tag, str) or tag in _INVISIBLE:
+            if child.tail and add(child.tail, in_nav):
+                break
             continue
-        if not in_nav and _is_navigation(node, tag):
-            in_nav = True
-        if tag == "input" and not in_nav and _is_search_field(node):
+        child_nav = in_nav or _is_navigation(child, tag)
+        if tag == "input" and not child_nav and _is_search_field(child):
             search_inputs += 1
-        if node.text:
-            parts.append(node.text)
-            if not in_nav:
-                content.append(node.text)
-        for child in reversed(node):
-            if child.tail:
-                stack.append((child.tail, in_nav))
-            stack.append((child, in_nav))
-    return " ".join(" ".join(parts).split()), " ".join(" ".join(content).split()), search_inputs
+        if child.text and add(child.text, child_nav):
+            break
+        frames.append((iter(child), child_nav, (child.tail, in_nav) if child.tail else None))
+    return _collapsed(parts), _collapsed(content), search_inputs
 
 
 def _is_navigation(el: lxml.html.HtmlElement, tag: str) -> bool:
