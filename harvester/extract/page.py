@@ -55,6 +55,7 @@ from harvester.extract.convert import (
 )
 from harvester.extract.profiles import GENERIC, PageView, Profile, compile_css, detect_profile
 from harvester.fetch.encoding import BINARY_SHARE, UNSAFE_TEXT, clean_text
+from harvester.urls.links import BoundedCache, join_key, relative_to_page
 from harvester.markdown.grammar import Line, classify_lines, heading
 
 __all__ = ["ExtractedPage", "NoContent", "check_text", "detect_profile", "extract_page", "parse_html",
@@ -690,11 +691,22 @@ def _is_chrome_aside(el) -> bool:
     return not classes & {"sidebar", "topic", "admonition", "note", "warning", "footnote", "footnote-list"}
 
 
+def _joined(key: tuple[str, str]) -> str | None:
+    return _absolute(*key)
+
+
+# Links resolved once per page directory and crawl, not once per anchor: a docs site's pages link
+# the same sidebar and API targets (58,000 joins for the 495 pages of the Python docs).
+_RESOLVED: BoundedCache[tuple[str, str], str | None] = BoundedCache(_joined)
+
+
 def _absolutize(root, base: str) -> None:
     # Only <a href> and <img src> reach the Markdown, so resolve just those
-    # instead of lxml's make_links_absolute (which also rewrites CSS/forms);
-    # each distinct value once (API pages link the same targets hundreds of times).
-    resolved_by_value: dict[str, str | None] = {}
+    # instead of lxml's make_links_absolute (which also rewrites CSS/forms).
+    try:
+        directory = join_key(base)
+    except ValueError:
+        directory = base
     for el in root.iter("a", "img"):
         attr = "href" if el.tag == "a" else "src"
         val = el.get(attr)
@@ -704,10 +716,7 @@ def _absolutize(root, base: str) -> None:
         if not val or val.lower().startswith(("javascript:", "data:")):
             del el.attrib[attr]
             continue
-        if val in resolved_by_value:
-            resolved = resolved_by_value[val]
-        else:
-            resolved = resolved_by_value[val] = _absolute(base, val)
+        resolved = _RESOLVED((base, val) if relative_to_page(val) or directory is base else (directory, val))
         if resolved is None:
             del el.attrib[attr]
         else:
