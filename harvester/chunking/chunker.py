@@ -295,15 +295,17 @@ class _Parser:
 
     def _step(self, lines: list[str], i: int) -> int:
         line = lines[i]
-        heading = HEADING.match(line)
-        if heading or not line or fence_opening(line) or is_table_start(lines, i):
+        heading = HEADING.match(line) if "#" in line[:4] else None  # up to 3 spaces, then #
+        fence = None if heading else fence_opening(line)
+        table = not heading and not fence and is_table_start(lines, i)
+        if heading or not line or fence or table:
             self._flush()
         if heading:
             self._open_section(len(heading.group(1)), heading.group(2) or "")
             return i + 1
-        if fence := fence_opening(line):
+        if fence:
             return self._read_code(lines, i, fence)
-        if is_table_start(lines, i):
+        if table:
             return self._read_table(lines, i)
         if line:
             if not self.para:

@@ -42,6 +42,8 @@ class Line(Enum):
 def fence_opening(line: str) -> Fence | None:
     """The fence ``line`` opens, or None. A backtick fence whose info string holds a backtick is
     inline code, not a fence (CommonMark)."""
+    if "```" not in line and "~~~" not in line:  # most lines: no regex
+        return None
     match = _FENCE.match(line)
     if match is None:
         return None
@@ -54,6 +56,8 @@ def fence_opening(line: str) -> Fence | None:
 def fence_closes(line: str, opening: Fence) -> bool:
     """Whether ``line`` closes the fence ``opening``: the same character, at least as many, and
     nothing after it."""
+    if opening.marker[:3] not in line:  # most lines of code: no regex
+        return False
     match = _FENCE.match(line)
     return (
         match is not None
