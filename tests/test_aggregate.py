@@ -105,3 +105,18 @@ def test_tag_pages_and_the_archive_that_contains_them_are_aggregates() -> None:
     }
     detector, _ = feed(pages)
     assert detector.aggregates == {"/archive.html", "/tag/python.html", "/tag/web.html"}
+
+
+def test_a_page_whose_footer_is_on_every_page_and_body_on_a_later_one_is_no_aggregate() -> None:
+    """Only the first MAX_OWNERS pages of a shingle are remembered: a version of a page crawled
+    first, its body repeated by the next version crawled after ten other pages, shares its footer
+    with every page. The later version explains all of it (the footer is boilerplate: any page
+    does), so it is no aggregate (before the fix, the footer counted against the later version)."""
+    footer = prose(99, 250)
+    pages = {"/en/1.2/api.html": f"{prose(7, 400)}\n\n{footer}"}
+    pages.update({f"/topic{i}.html": f"{prose(20 + i, 300)}\n\n{footer}" for i in range(10)})
+    pages["/en/1.3/api.html"] = pages["/en/1.2/api.html"].replace("w", "w", 1) + " One more line."
+    detector, _ = feed(pages)
+    assert detector.aggregates == set()
+    covered, largest = detector.figures("/en/1.2/api.html")
+    assert covered > 0.95 and largest > 0.95

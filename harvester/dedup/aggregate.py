@@ -122,7 +122,7 @@ class AggregateDetector:
         size = self._size[page]
         if size < MIN_SHINGLES:
             return None
-        covered = 0
+        covered = common = 0
         per_page: Counter[int] = Counter()
         for shingle in self._shingles[page]:
             owners = self._owners[shingle]
@@ -130,8 +130,13 @@ class AggregateDetector:
                 o for o in owners if o != page and o not in self._aggregate]
             if others:
                 covered += 1
-                per_page.update(others)
-        return covered / size, max(per_page.values(), default=0) / size
+                if len(owners) >= MAX_OWNERS:
+                    # Boilerplate-like: any page explains it, and the page that explains the rest may
+                    # have come after the owners remembered (its share would miss this text).
+                    common += 1
+                else:
+                    per_page.update(others)
+        return covered / size, (max(per_page.values(), default=0) + common) / size
 
     def _is_aggregate(self, page: int) -> bool:
         # The running counts bound the exact shares from above: most pages stop here.
