@@ -152,6 +152,25 @@ def test_shingle_hashes_tell_shingles_apart_and_estimate_jaccard_on_real_pages()
     assert len(errors) >= 5 and max(errors) < 0.15 and sum(errors) / len(errors) < 0.05
 
 
+def test_minhash_and_its_lsh_bands():
+    """The LSH bands are the layouts datasketch chose for these thresholds (its error integrals,
+    equal weights); a signature ignores repeats and order; the empty text has one of its own."""
+    import numpy as np
+
+    from harvester.dedup.minhash import MinHash, MinHashIndex, band_layout
+
+    assert band_layout(0.9, 128) == (5, 25) and band_layout(0.5, 128) == (25, 5)
+    assert band_layout(0.8, 128) == (9, 13) and band_layout(0.3, 64) == (21, 3)
+    hashes = np.array([5, 17, 2**32 - 2, 99], dtype=np.uint64)
+    same = MinHash.of(np.concatenate([hashes[::-1], hashes]))
+    assert MinHash.of(hashes).jaccard(same) == 1.0
+    assert MinHash.of(hashes[:2]).jaccard(MinHash.of(hashes[2:])) < 0.1
+    assert signature("").jaccard(signature("")) == 1.0 and signature("").jaccard(signature("words")) == 0.0
+    index = MinHashIndex(0.9)
+    index.insert("a", MinHash.of(hashes))
+    assert index.query(same) == {"a"} and index.query(MinHash.of(hashes[:1])) == set()
+
+
 def test_near_duplicates_report_the_most_similar_original():
     index = NearDuplicates(0.8)
     base = " ".join(f"word{i}" for i in range(300))

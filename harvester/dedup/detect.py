@@ -8,12 +8,10 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
-
-from harvester.dedup.shingles import shingle_hashes
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from datasketch import MinHash
+    from harvester.dedup.minhash import MinHash
 
 _WORD = re.compile(r"\w+")
 VERSION_KEEP_FIRST = "first"
@@ -27,52 +25,36 @@ def shingles(text: str, size: int) -> set[str]:
     return {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
 
 
-# Shingles hashed per MinHash update: datasketch builds a (shingles x permutations) array of 64-bit
-# integers per update, 350 MB for the 350,000 shingles of a 2 MB changelog in one go.
-_SHINGLE_BATCH = 2048
-
-
 def signature(text: str, *, shingle_size: int = 5, num_perm: int = 128) -> MinHash:
-    """The MinHash of ``text``'s case-folded word shingles (the whole text when it is shorter), each
-    shingle hashed by ``shingle_hashes``, a batch at a time: the minimum per permutation is the
-    same however the shingles are grouped, and datasketch never holds an array of the hashes of all
-    of a long page's shingles at once."""
-    # Imported where used: datasketch imports scipy, which every spider (VersionRule) would pay.
-    from datasketch import MinHash
+    """The MinHash of ``text``'s case-folded word shingles (the whole text when it is shorter),
+    each shingle hashed by ``shingle_hashes``."""
+    from harvester.dedup.minhash import MinHash
+    from harvester.dedup.shingles import shingle_hashes
 
-    # The shingles come hashed (int): datasketch's own hash of each shingle's text was most of the
-    # signature's CPU (bench/README.md). Signatures never leave the crawl, so no stored one is made
-    # with another hash.
-    minhash = MinHash(num_perm=num_perm, hashfunc=int)
     words = _WORD.findall(text.casefold())
-    if not words:
-        return minhash
-    hashes = shingle_hashes(words, min(shingle_size, len(words)))
-    for start in range(0, len(hashes), _SHINGLE_BATCH):
-        minhash.update_batch(hashes[start:start + _SHINGLE_BATCH].tolist())
-    return minhash
+    return MinHash.of(shingle_hashes(words, min(shingle_size, len(words)) or 1), num_perm)
 
 
 class NearDuplicates:
     """Pages whose estimated shingle Jaccard similarity to an earlier page is at least
-    ``threshold``. LSH finds the candidates; the MinHash estimate of each decides, and the most
-    similar earlier page is the one reported. Only pages that were not near-duplicates themselves
-    are indexed, so every near-duplicate points at an original."""
+    ``threshold``. LSH bands find the candidates; the MinHash estimate of each decides, and the
+    most similar earlier page is the one reported. Only pages that were not near-duplicates
+    themselves are indexed, so every near-duplicate points at an original."""
 
     def __init__(self, threshold: float, *, num_perm: int = 128) -> None:
         if not 0 < threshold <= 1:
             raise ValueError(f"near-duplicate threshold must be in (0, 1], got {threshold!r}")
-        from datasketch import MinHashLSH
+        from harvester.dedup.minhash import MinHashIndex
 
         self.threshold = threshold
         self.num_perm = num_perm
-        self._lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-        self._signatures: dict[str, Any] = {}
+        self._index = MinHashIndex(threshold, num_perm)
+        self._signatures: dict[str, MinHash] = {}
 
     def match(self, minhash: MinHash) -> tuple[str, float] | None:
         """The most similar earlier page at or above the threshold, with its similarity."""
         best: tuple[str, float] | None = None
-        for key in self._lsh.query(minhash):
+        for key in self._index.query(minhash):
             similarity = minhash.jaccard(self._signatures[key])
             if similarity >= self.threshold and (best is None or similarity > best[1]):
                 best = (key, similarity)
@@ -80,12 +62,8 @@ class NearDuplicates:
 
     def add(self, key: str, minhash: MinHash) -> None:
         if key not in self._signatures:
-            from datasketch import LeanMinHash
-
-            # Lean: the hash values only, not the permutations each MinHash carries (~1 KB a page).
-            lean = LeanMinHash(minhash)
-            self._lsh.insert(key, lean)
-            self._signatures[key] = lean
+            self._index.insert(key, minhash)
+            self._signatures[key] = minhash
 
 
 def text_key(text: str) -> str:
