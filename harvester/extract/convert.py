@@ -450,19 +450,15 @@ def visible_text(md: str) -> str:
     return " ".join(text.split())
 
 
-def _load_tree() -> Converter:
-    from harvester.extract.tree_markdown import element_to_markdown
-
-    return element_to_markdown
-
-
-def _load_markdownify() -> Converter:
-    from harvester.extract.markdownify_converter import element_to_markdown
-
-    return element_to_markdown
+def _module_converter(module: str) -> Callable[[], Converter]:
+    """A loader of ``module``'s ``element_to_markdown``. By name: the converter modules import
+    this one for what they share."""
+    def load() -> Converter:
+        return importlib.import_module(module).element_to_markdown
+    return load
 
 
 DEFAULT_CONVERTER = "lxml"
-register_converter("lxml", _load_tree)
-register_converter("markdownify", _load_markdownify)
+register_converter("lxml", _module_converter("harvester.extract.tree_markdown"))
+register_converter("markdownify", _module_converter("harvester.extract.markdownify_converter"))
 available_converters()
