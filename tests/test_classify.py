@@ -197,3 +197,23 @@ def test_a_layout_wrapper_named_sidebar_is_not_navigation():
     html = (f'<html><body><div class="with-sidebar"><nav>menu</nav><main><h1>Title</h1><p>{PROSE}</p></main>'
             "</div></body></html>")
     assert classify_page(html, extracted_chars=len(PROSE)).type is PageType.CONTENT
+
+
+def test_the_text_walk_stops_once_the_rules_are_decided_and_not_before() -> None:
+    """The rules compare the visible text with 1,500 characters at most: a long page's walk stops
+    past that (the text kept is its beginning), but a page whose long text is all menus is still
+    read to its end, where its content shows it is navigation only."""
+    import lxml.html
+
+    from harvester.extract.classify import SHORT_TEXT, read_signals
+
+    paragraph = "<p>" + "Plain words of the page body. " * 40 + "</p>"
+    long_page = f"<html><body><main>{paragraph * 60}</main></body></html>"
+    signals = read_signals(lxml.html.document_fromstring(long_page), long_page)
+    assert SHORT_TEXT <= signals.text_chars < 4 * SHORT_TEXT < 60 * len(paragraph)
+    assert signals.text.startswith("Plain words of the page body.") and not signals.short
+    menu = "<ul>" + "<li><a href='/x'>A menu entry of the site</a></li>" * 200 + "</ul>"
+    nav_only = f"<html><body><nav>{menu}</nav><p>Tiny.</p></body></html>"
+    signals = read_signals(lxml.html.document_fromstring(nav_only), nav_only)
+    assert signals.navigation_only and signals.content_chars == len("Tiny.")
+    assert classify_page(nav_only, 200, extracted_chars=len(menu)).reason == "navigation_only"

@@ -12,8 +12,8 @@ import os
 import re
 import threading
 from array import array
-from itertools import accumulate
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +98,7 @@ _PIECES_PER_BATCH = 32
 _WORDS_AND_RUNS = re.compile(
     r"((?<![^ \t\n\r])[^ \t\n\r]*[^\x20-\x7e\t\n\r][^ \t\n\r]*|[A-Za-z0-9]+|[!-/:-@\[-`{-~])")
 _WORD_CACHE_SIZE = 200_000
+_RUNS_PER_BATCH = 1024  # runs encoded by one tokenizer call: a few encodings alive at once
 # Characters of a page cut into words at once: the parts of a 2 MB changelog page, all at once,
 # were some 700,000 strings (tens of MB at the crawl's peak).
 _SEGMENT_CHARS = 16_384
@@ -124,7 +125,6 @@ def _segments(text: str) -> Iterator[tuple[int, str]]:
         start = cut + 1
     if start < size or not text:
         yield start, text[start:]
-_RUNS_PER_BATCH = 1024
 
 
 @dataclass(frozen=True)
@@ -139,9 +139,10 @@ class ModelTokenizer:
     # WordPiece works within those words): a text's count is the sum of its parts' counts when it
     # is cut there, so one encoding of a page counts any stretch of it (``token_starts``).
     additive: bool = False
-    # Plain-ASCII text may be split into BERT's words here and each distinct word's pieces looked
-    # up once (``_cached_starts``): the tokenizer builds a whole encoding (ids, tokens, masks,
-    # offsets) per call, about 20 ms of CPU for a long docs page, for offsets only needed per word.
+    # Text may be split into BERT's words here (plain-ASCII words, and whitespace-delimited runs
+    # holding anything else) and each distinct one's pieces looked up once (``_cached_starts``):
+    # the tokenizer builds a whole encoding (ids, tokens, masks, offsets) per call, about 20 ms of
+    # CPU for a long docs page, for offsets only needed per word.
     # Set for a BERT normalizer (or none), BERT pre-tokenizer and WordPiece model: the same tokens.
     word_cache: bool = False
     lowercase: bool = False
@@ -204,7 +205,7 @@ class ModelTokenizer:
             else:
                 # A run holding anything else goes through the whole tokenizer (its normalizer).
                 runs.append(word)
-        for first in range(0, len(runs), _RUNS_PER_BATCH):  # a few encodings alive at once
+        for first in range(0, len(runs), _RUNS_PER_BATCH):
             batch = runs[first:first + _RUNS_PER_BATCH]
             encodings = self.tokenizer.encode_batch(batch, add_special_tokens=False)
             for run, encoding in zip(batch, encodings):

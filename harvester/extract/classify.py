@@ -184,6 +184,8 @@ def _shell_reason(page: Signals) -> str | None:
 class Signals:
     title: str
     h1: str
+    # The visible text: all of it on a short page, else its first SHORT_TEXT characters or a few
+    # more (the rules compare its length with SHORT_TEXT at most), so ``text_chars`` is a floor.
     text: str
     text_chars: int
     has_scripts: bool
