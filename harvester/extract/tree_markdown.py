@@ -1,12 +1,14 @@
 """Main element -> Markdown straight from the lxml tree: the default converter ("lxml").
 
-It writes exactly what :class:`harvester.extract.markdownify_converter.DocMarkdownConverter` (markdownify with
-the project's options and overrides) writes for the same element -- the tests hold the two equal
-on every page of four real docs sites -- but walks the lxml element itself. Why not markdownify:
-it needs a BeautifulSoup tree (built node by node from lxml, since re-parsing serialised HTML cost
-more), and runs generic per-node machinery on it (a converter looked up by name, a parent-context
-set copied, whitespace rules re-derived from bs4 siblings). On docs pages with thousands of
-elements, building the soup and walking it were about 40% of extraction's CPU (bench/README.md).
+It writes exactly what :class:`harvester.extract.markdownify_converter.DocMarkdownConverter`
+(markdownify with the project's options and overrides) writes for the same element -- the tests
+hold the two equal on every page of three real docs sites and on thousands of random trees --
+but walks the lxml element itself. Why not markdownify: it needs a BeautifulSoup tree (built node
+by node from lxml, since re-parsing serialised HTML cost more), and runs generic per-node
+machinery on it (a converter looked up by name, a parent-context set copied, whitespace rules
+re-derived from bs4 siblings). On docs pages with thousands of elements, building the soup and
+walking it were about 40% of extraction's CPU; this walk costs about a third of that
+(bench/README.md).
 
 The rules are markdownify 1.2's, restated for this walk:
 
@@ -180,10 +182,10 @@ class _Walk:
 
     @staticmethod
     def _join(strings: list[str], in_pre: bool) -> str:
-        if in_pre or len(strings) < 2:
-            if len(strings) == 1 or in_pre:
-                return "".join(strings)
-            return ""
+        if in_pre:
+            return "".join(strings)
+        if len(strings) < 2:
+            return strings[0] if strings else ""
         parts = [""]
         for string in strings:
             if string[0] != "\n" and string[-1] != "\n":  # most strings: no newline at either end
