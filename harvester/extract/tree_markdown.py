@@ -222,21 +222,23 @@ def _heading(level: int, text: str, parent_tags: frozenset) -> str:
     return f"\n\n{'#' * max(1, min(6, level))} {text}\n\n"
 
 
-def _emphasis(mark: str) -> Rule:
+def _inline(write: Callable[[Any, str, str, str], str]) -> Rule:
+    """A rule for inline markup: the text as it is inside code, nothing when it is blank, else
+    ``write(element, leading space, trailing space, stripped text)``."""
     def rule(walk, el, text, parent_tags, place):
         if "_noformat" in parent_tags:
             return text
         prefix, suffix, text = _chomp(text)
-        return f"{prefix}{mark}{text}{mark}{suffix}" if text else ""
+        return write(el, prefix, suffix, text) if text else ""
     return rule
 
 
-def _link(walk, el, text, parent_tags, place):
-    if "_noformat" in parent_tags:
-        return text
-    prefix, suffix, text = _chomp(text)
-    if not text:
-        return ""
+def _emphasis(mark: str) -> Rule:
+    return _inline(lambda el, prefix, suffix, text: f"{prefix}{mark}{text}{mark}{suffix}")
+
+
+@_inline
+def _link(el, prefix, suffix, text):
     href = el.get("href")
     title = el.get("title")
     if text.replace(r"\_", "_") == href and not title:
@@ -247,12 +249,8 @@ def _link(walk, el, text, parent_tags, place):
     return f"{prefix}[{text}]({href}{title_part}){suffix}"
 
 
-def _code(walk, el, text, parent_tags, place):
-    if "_noformat" in parent_tags:
-        return text
-    prefix, suffix, text = _chomp(text)
-    if not text:
-        return ""
+@_inline
+def _code(el, prefix, suffix, text):
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     if longest:
         text = f" {text} "
