@@ -716,7 +716,15 @@ def _absolutize(root, base: str) -> None:
         if not val or val.lower().startswith(("javascript:", "data:")):
             del el.attrib[attr]
             continue
-        resolved = _RESOLVED((base, val) if relative_to_page(val) or directory is base else (directory, val))
+        if relative_to_page(val) or directory is base:
+            resolved = _RESOLVED((base, val))
+        else:
+            # The fragment does not take part in the join: "os.html#os.path.join" and the
+            # thousands of other anchors of a page resolve once.
+            target, hash_sign, fragment = val.partition("#")
+            resolved = _RESOLVED((directory, target))
+            if resolved is not None and fragment:
+                resolved += hash_sign + fragment
         if resolved is None:
             del el.attrib[attr]
         else:
