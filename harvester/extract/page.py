@@ -107,6 +107,7 @@ _COOKIE_RE = re.compile(
     r"|law|accept|alert|disclaimer|consent|window)"
     r"|(?:banner|notice|popup|modal|dialog|overlay)[\w-]*?(?:cookie|consent|gdpr)"
     r"|onetrust|cookiebot|\bcc-(?:window|banner)", re.I)
+_COOKIE_WORDS = ("cookie", "consent", "gdpr", "onetrust", "cc-")
 _EDIT_TEXTS = frozenset({
     "edit this page", "edit on github", "edit on gitlab", "edit on bitbucket", "view page source",
     "show source", "show page source", "improve this page", "suggest an edit", "edit page",
@@ -676,7 +677,10 @@ def _clean(main) -> None:
 
 def _is_cookie_banner(el, tag: str, classes: str | None) -> bool:
     ident = (classes or "") + " " + (el.get("id") or "")
-    if not _COOKIE_RE.search(ident):
+    # Every match holds one of _COOKIE_WORDS: most elements are told apart without the regex.
+    # Case folding matches as widely as its IGNORECASE does ("ſ" is an "s" to both).
+    folded = ident.casefold()
+    if not any(word in folded for word in _COOKIE_WORDS) or not _COOKIE_RE.search(ident):
         return False
     # Docutils sections get ids from their titles ("set-cookie-options"):
     # a section about cookies is content, a banner has no section heading.
