@@ -389,3 +389,24 @@ def test_xml_declaration_and_base_href() -> None:
             "<main><p>" + FILLER + " <a href='page.html'>Page</a></p></main></body></html>")
     page = extract_page(html, "https://example.org/docs/v2/sub/index.html")
     assert "[Page](https://example.org/docs/v2/page.html)" in page.markdown
+
+
+def test_links_resolve_per_page_though_joins_are_remembered_per_directory() -> None:
+    """Link targets are joined once per directory and crawl, without their fragment; each page
+    still gets its own absolute URLs: same-page anchors against the page, others against its
+    directory, fragments kept, a <base> honoured."""
+    links = ('<a href="os.html#os.path.join">join</a> <a href="#top">top</a> <a href="../x.html#">x</a> '
+             '<a href="?q=1#r">query</a> <a href="https://other.example/a#b">other</a>')
+    body = f"<main><h1>Links</h1><p>{FILLER}</p><p>{links}</p></main>"
+    first = extract_page(_doc(body), "https://docs.example/lib/a.html").markdown
+    second = extract_page(_doc(body), "https://docs.example/tut/b.html").markdown
+    based = extract_page(_doc(body, head='<base href="https://mirror.example/v2/">'),
+                         "https://docs.example/lib/a.html").markdown
+    assert "[join](https://docs.example/lib/os.html#os.path.join)" in first
+    assert "[top](https://docs.example/lib/a.html#top)" in first
+    assert "[x](https://docs.example/x.html)" in first
+    assert "[query](https://docs.example/lib/a.html?q=1#r)" in first
+    assert "[other](https://other.example/a#b)" in first
+    assert "[join](https://docs.example/tut/os.html#os.path.join)" in second
+    assert "[top](https://docs.example/tut/b.html#top)" in second
+    assert "[join](https://mirror.example/v2/os.html#os.path.join)" in based
