@@ -28,7 +28,8 @@ Strategy, best first:
 The document is parsed once with lxml (or not at all when the caller passes
 the tree it already has as ``doc``); the converter then only sees the small,
 cleaned main fragment. Nothing is shared between calls except compiled
-selectors, so it is safe to run in worker threads.
+selectors and a memo of joined link URLs (answers of a pure function), so it
+is safe to run in worker threads.
 """
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ from harvester.extract.convert import (
 )
 from harvester.extract.profiles import GENERIC, PageView, Profile, compile_css, detect_profile
 from harvester.fetch.encoding import BINARY_SHARE, UNSAFE_TEXT, clean_text
-from harvester.urls.links import BoundedCache, join_key, relative_to_page
 from harvester.markdown.grammar import Line, classify_lines, heading
+from harvester.urls.links import BoundedCache, join_key, relative_to_page
 
 __all__ = ["ExtractedPage", "NoContent", "check_text", "detect_profile", "extract_page", "parse_html",
            "template_scope"]

@@ -245,7 +245,7 @@ def _link(el, prefix, suffix, text):
         return f"<{href}>"
     if not href:
         return text
-    title_part = ' "%s"' % title.replace('"', r"\"") if title else ""
+    title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
     return f"{prefix}[{text}]({href}{title_part}){suffix}"
 
 
@@ -308,7 +308,7 @@ def _image(walk, el, text, parent_tags, place):
     if "_inline" in parent_tags:
         return alt
     title = el.get("title") or ""
-    title_part = ' "%s"' % title.replace('"', r"\"") if title else ""
+    title_part = ' "{}"'.format(title.replace('"', r"\"")) if title else ""
     return f"![{alt}]({el.get('src')}{title_part})"
 
 
