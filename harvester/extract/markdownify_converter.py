@@ -16,7 +16,7 @@ from __future__ import annotations
 from bs4 import BeautifulSoup, NavigableString, Tag
 from markdownify import ATX, BACKSLASH, MarkdownConverter
 
-from harvester.extract.convert import escape_prose, fenced_code, table_cell, tidy_markdown
+from harvester.extract.convert import DISSOLVED, escape_prose, fenced_code, table_cell, tidy_markdown
 
 __all__ = ["DocMarkdownConverter", "element_to_markdown"]
 
@@ -127,7 +127,7 @@ def _soup_from_lxml(root) -> BeautifulSoup:
         if el.text:
             texts.append(el.text)
         for child in el:
-            if child.tag in _DISSOLVED:
+            if child.tag == DISSOLVED:
                 fill(child, tag, texts)
             elif isinstance(child.tag, str):
                 if texts:
@@ -147,9 +147,3 @@ def _soup_from_lxml(root) -> BeautifulSoup:
 
     add(root, soup)
     return soup
-
-
-# Tags markdownify writes as their bare text (it has no converter for them), dissolved while the
-# soup is built: highlighting and cross-reference markup (Sphinx's <code><span class="pre">, API
-# signatures) is a third of a docs page's tags, and each tag costs a bs4 node and a converter call.
-_DISSOLVED = frozenset({"span"})

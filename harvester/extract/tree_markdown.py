@@ -29,11 +29,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from harvester.extract.convert import escape_prose, fenced_code, table_cell, tidy_markdown
+from harvester.extract.convert import DISSOLVED, escape_prose, fenced_code, table_cell, tidy_markdown
 
 __all__ = ["element_to_markdown"]
 
-_DISSOLVED = "span"
 _BLOCK = frozenset({"p", "blockquote", "article", "div", "section", "ol", "ul", "li", "dl", "dt", "dd",
                     "table", "thead", "tbody", "tfoot", "tr", "td", "th"})
 _HEADING = re.compile(r"h(\d+)")
@@ -63,7 +62,7 @@ def _dissolve(span, kids: list, pending: str) -> str:
         pending += span.text
     for child in span:
         tag = child.tag
-        if tag == _DISSOLVED:
+        if tag == DISSOLVED:
             pending = _dissolve(child, kids, pending)
         elif isinstance(tag, str):
             if pending:
@@ -82,12 +81,12 @@ def _children(el) -> list:
     pending = el.text or ""
     for child in el:
         tag = child.tag
-        if tag.__class__ is str and tag != _DISSOLVED:
+        if tag.__class__ is str and tag != DISSOLVED:
             if pending:
                 kids.append(pending)
                 pending = ""
             kids.append(child)
-        elif tag == _DISSOLVED:
+        elif tag == DISSOLVED:
             pending = _dissolve(child, kids, pending)
         if child.tail:
             pending += child.tail
