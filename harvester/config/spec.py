@@ -357,8 +357,8 @@ SPEC: tuple[Setting, ...] = (
     Setting("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 1_000_000, POSITIVE, "bytes of responses held between their "
             "download and the end of their pages' pipelines; past it, downloads wait (each waiting page holds "
             "its parsed tree; Scrapy's default is 5 MB)", "Memory", scrapy=True),
-    Setting("HARVESTER_MALLOC_TUNING", True, Bool(), "glibc malloc: two arenas, and blocks of 1 MiB or more "
-            "given back to the system when freed; with the embedding model in the crawler process, the "
+    Setting("HARVESTER_MALLOC_TUNING", True, Bool(), "glibc malloc: two arenas, blocks of 4 MiB or more "
+            "given back to the system when freed, at most 16 MiB kept free; with the embedding model in the crawler process, the "
             "heaps' free memory is given back after each call of the model instead (a fixed threshold "
             "slows the model down) (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and "
             "`MALLOC_TRIM_THRESHOLD_` in the environment win)", "Memory"),

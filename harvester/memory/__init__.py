@@ -4,9 +4,11 @@ A crawl allocates and frees large blocks all the time (response bodies, parsed t
 a long page), from several threads. glibc's malloc keeps what is freed for reuse: in one arena per
 thread (up to eight per core), and, for large blocks, in the heap once its dynamic mmap threshold
 has grown past them. The process's resident memory then keeps the high-water mark of every large
-page it met. Two arenas and a fixed threshold (blocks from 1 MiB on are mapped apart and given
-back when freed) bound it: on a 495-page Sphinx site, the peak went from 580 to 460 MiB with the
-threshold alone and to 370 MiB with a smaller scraper queue too (bench/README.md).
+page it met. Two arenas and fixed thresholds bound it: blocks from 4 MiB on are mapped apart and
+given back when freed, and the heap keeps at most 16 MiB free at its top. A 1 MiB threshold for
+both bounded it a little more, at a high price: every block of 1-4 MiB (the text of a long page,
+its shingle arrays) became a fresh mapping zeroed page by page: 1.4 million page faults and
+6-14% of the CPU of a 495-page crawl (bench/README.md).
 """
 
 from __future__ import annotations
@@ -25,26 +27,29 @@ M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 ARENA_MAX = 2
-MMAP_THRESHOLD = 1024 * 1024
+MMAP_THRESHOLD = 4 * 1024 * 1024
+TRIM_THRESHOLD = 16 * 1024 * 1024
 
 # The environment variables glibc reads for the same parameters: a user's own choice wins.
 _ENVIRONMENT = {M_ARENA_MAX: "MALLOC_ARENA_MAX", M_MMAP_THRESHOLD: "MALLOC_MMAP_THRESHOLD_",
                 M_TRIM_THRESHOLD: "MALLOC_TRIM_THRESHOLD_"}
 
 
-def tune_malloc(arena_max: int = ARENA_MAX, mmap_threshold: int | None = MMAP_THRESHOLD) -> list[str]:
+def tune_malloc(arena_max: int = ARENA_MAX, mmap_threshold: int | None = MMAP_THRESHOLD,
+                trim_threshold: int = TRIM_THRESHOLD) -> list[str]:
     """Apply the settings above to this process's glibc malloc; the names of those applied (none
     on another C library, or where the environment sets them). ``mmap_threshold`` None keeps
     glibc's own (dynamic) thresholds: a model running in the process allocates and frees tens of
     MiB per layer, and with a fixed 1 MiB threshold each of those became a fresh mapping, zeroed
-    page by page (the model ran at 0.70-0.85x its own speed in a crawl; bench/README.md)."""
+    page by page (the model ran at 0.70-0.85x its own speed in a crawl; bench/README.md); the
+    trim threshold is then glibc's too (setting either fixes both)."""
     libc = _glibc()
     if libc is None:
         return []
     applied = []
     wanted = [(M_ARENA_MAX, arena_max)]
     if mmap_threshold is not None:
-        wanted += [(M_MMAP_THRESHOLD, mmap_threshold), (M_TRIM_THRESHOLD, mmap_threshold)]
+        wanted += [(M_MMAP_THRESHOLD, mmap_threshold), (M_TRIM_THRESHOLD, trim_threshold)]
     for param, value in wanted:
         variable = _ENVIRONMENT[param]
         if os.environ.get(variable):

@@ -18,12 +18,13 @@ logger = logging.getLogger(__name__)
 
 
 class MallocTuning:
-    """Extension: glibc malloc limited to two arenas, and blocks of 1 MiB or more given back to the
-    system when freed, before the crawl's threads start. With the torch model in this process
-    (embedding on, ``HARVESTER_EMBEDDING_PROCESS`` off, the backend torch) only the arenas are
-    limited: the fixed threshold slows torch down (``harvester.memory.tune_malloc``); the embedding
-    pipeline trims the heaps after each call of the model instead. ONNX Runtime keeps its tensors
-    in an arena of its own, whose speed the threshold does not change (bench/README.md).
+    """Extension: glibc malloc limited to two arenas, blocks of 4 MiB or more given back to the
+    system when freed, and at most 16 MiB kept free at the heap's top, before the crawl's threads
+    start. With the torch model in this process (embedding on, ``HARVESTER_EMBEDDING_PROCESS``
+    off, the backend torch) only the arenas are limited: the fixed threshold slows torch down
+    (``harvester.memory.tune_malloc``); the embedding pipeline trims the heaps after each call of
+    the model instead. ONNX Runtime keeps its tensors in an arena of its own, whose speed the
+    threshold does not change (bench/README.md).
 
     Settings: ``HARVESTER_MALLOC_TUNING``. The ``MALLOC_ARENA_MAX``, ``MALLOC_MMAP_THRESHOLD_`` and
     ``MALLOC_TRIM_THRESHOLD_`` environment variables, when set, win.
