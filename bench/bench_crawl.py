@@ -115,7 +115,9 @@ def run_child(command: list[str], cwd: Path, env: dict[str, str], log: Path, tim
     return {"exit_status": os.waitstatus_to_exitcode(status), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "user_s": round(usage.ru_utime, 2), "sys_s": round(usage.ru_stime, 2),
             "peak_rss_mib": round(usage.ru_maxrss / 1024, 1), "wall_s": round(time.monotonic() - started, 1),
-            "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2)}
+            "load_before": round(load_before, 2),
+            "context_switches": {"voluntary": usage.ru_nvcsw, "involuntary": usage.ru_nivcsw},
+            "page_faults": usage.ru_minflt, "load_after": round(os.getloadavg()[0], 2)}
 
 
 def probe_settings(probe: Path, extensions: dict[str, int] | None = None) -> list[str]:

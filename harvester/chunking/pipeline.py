@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,7 @@ class ChunkingPipeline:
         self._count: TokenCounter | None = None
         # With a tokenizer whose counts add up over whitespace: a page is tokenized once.
         self._token_starts: TokenStarts | None = None
-        self._worker = Worker("harvester-chunking")
+        self._worker = Worker("harvester-chunking", settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
         self._max_tokens = 0
 
     @classmethod
@@ -85,7 +86,9 @@ class ChunkingPipeline:
     async def process_item(self, item: PageItem) -> PageItem:
         if getattr(item, "duplicate_of", None):
             return item  # an alias's feed line (HARVESTER_DEDUP_FEED_DUPLICATES): nothing to store
-        chunks, cpu_ms = await self._worker.run(timed_call, self._chunk, item)
+        # A tokenizer not loaded yet loads in the worker with this page, never on the reactor.
+        size = len(item.markdown) if self._count is not None else sys.maxsize
+        chunks, cpu_ms = await self._worker.run_sized(size, timed_call, self._chunk, item)
         self._stats.inc_value(stat_key("chunking"), cpu_ms)
         if not chunks:
             raise NoChunks(f"nothing to chunk on {item.url}", log_level="INFO")

@@ -362,6 +362,11 @@ SPEC: tuple[Setting, ...] = (
             "heaps' free memory is given back after each call of the model instead (a fixed threshold "
             "slows the model down) (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and "
             "`MALLOC_TRIM_THRESHOLD_` in the environment win)", "Memory"),
+    Setting("HARVESTER_OFFLOAD_MIN_SIZE", 512 * 1024, COUNT, "pages (bytes of HTML) and texts (characters of "
+            "Markdown) from this size on are extracted, chunked and fingerprinted in worker threads, so that "
+            "downloads and the browser go on meanwhile; smaller ones on the reactor thread, as Scrapy runs "
+            "callbacks, which spares the CPU of handing each page between threads (0 = all in threads)",
+            "Memory"),
     # Reporting, logs and feeds.
     Setting("HARVESTER_REPORT_ENABLED", True, Bool(), "the run summary and the report file", "Reporting"),
     Setting("HARVESTER_REPORT_DIR", ".harvester/reports", Optional(Text(words="directory")), "where each run's "

@@ -8,8 +8,8 @@ import weakref
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.asyncio import run_in_thread
 
 from harvester.dedup.aggregate import AggregateDetector, sampled_shingles
 from harvester.dedup.detect import BoilerplateCounter, NearDuplicates, signature, text_key
@@ -24,6 +24,7 @@ from harvester.signals import (
     page_near_duplicate,
     page_skipped,
 )
+from harvester.threads import Worker
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -72,6 +73,8 @@ class DedupPipeline:
         self._shingle = settings.getint("HARVESTER_NEAR_DUPLICATE_SHINGLE")
         threshold = settings.getfloat("HARVESTER_NEAR_DUPLICATE_THRESHOLD")
         self._near = NearDuplicates(threshold) if threshold > 0 else None
+        self._worker = Worker("harvester-dedup", settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
+        crawler.signals.connect(self._worker.close, signal=signals.spider_closed)
         self._crawler = crawler
         self._urls: set[str] = set()
         self._hashes: dict[str, str] = {}
@@ -110,8 +113,8 @@ class DedupPipeline:
 
     async def _check_near(self, item: PageItem) -> None:
         assert self._near is not None
-        minhash, cpu_ms = await run_in_thread(timed_call, signature, item.markdown, shingle_size=self._shingle,
-                                              num_perm=self._near.num_perm)
+        minhash, cpu_ms = await self._worker.run_sized(len(item.markdown), timed_call, signature, item.markdown,
+                                                       shingle_size=self._shingle, num_perm=self._near.num_perm)
         self._stats.inc_value(stat_key("dedup"), cpu_ms)
         match = self._near.match(minhash)
         if match is None:
@@ -251,6 +254,8 @@ class AggregatePipeline:
         self.crawler = crawler
         self._stats = crawler.stats
         self._detector = AggregateDetector(share)
+        self._worker = Worker("harvester-aggregate", crawler.settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
+        crawler.signals.connect(self._worker.close, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -259,7 +264,7 @@ class AggregatePipeline:
     async def process_item(self, item: PageItem) -> PageItem:
         if item.duplicate_of or not item.markdown:
             return item
-        shingles, cpu_ms = await run_in_thread(timed_call, sampled_shingles, item.markdown)
+        shingles, cpu_ms = await self._worker.run_sized(len(item.markdown), timed_call, sampled_shingles, item.markdown)
         self._stats.inc_value(stat_key("dedup"), cpu_ms)
         with cpu_stage(self._stats, "dedup"):
             aggregates = self._detector.add(item.url, shingles)

@@ -127,10 +127,9 @@ class ExtractionMiddleware:
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
-        # One page at a time, beside the reactor: extraction holds the interpreter lock nearly
-        # throughout, so more threads add no speed, only memory (a tree and a soup each) and CPU
-        # spent switching between them.
-        self._worker = Worker("harvester-extraction")
+        # One page at a time: extraction holds the interpreter lock nearly throughout, so more
+        # threads add no speed, only memory (a tree each) and CPU spent switching between them.
+        self._worker = Worker("harvester-extraction", crawler.settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
         crawler.signals.connect(self._worker.close, signal=signals.spider_closed)
 
     @classmethod
@@ -214,7 +213,7 @@ class ExtractionMiddleware:
         return await self._release(host)
 
     def _prepare(self, response: HtmlResponse) -> _Prepared:
-        """In a worker thread: the page parsed, its signals and its blocks, before anything
+        """In the extraction worker: the page parsed, its signals and its blocks, before anything
         changes the tree."""
         try:
             doc = _document(response)
@@ -411,7 +410,7 @@ class ExtractionMiddleware:
     def _classify_and_extract(
         self, response: HtmlResponse, with_frames: bool, template: Template | None, prepared: _Prepared | None
     ) -> tuple[Verdict, ExtractedPage | None, str | None, list[Any], Removal]:
-        """In a worker thread: the page's signals (before extraction changes the tree), its
+        """In the extraction worker: the page's signals (before extraction changes the tree), its
         extraction without the template's blocks, its verdict; for rendered pages the frames'
         content joins the page's."""
         removal = Removal()
@@ -477,9 +476,10 @@ class ExtractionMiddleware:
             logger.info("Pages of %s need the browser: rendering its further pages directly (after %d)",
                         urlsplit(url).netloc, self._renderer.learner.learn_after)
 
-    async def _in_worker(self, fn: Any, *args: Any) -> Any:
-        """``fn(*args)`` in the extraction thread, its CPU time counted as extraction's."""
-        result, cpu_ms = await self._worker.run(timed_call, fn, *args)
+    async def _in_worker(self, fn: Any, response: Response, *args: Any) -> Any:
+        """``fn(response, *args)`` in the extraction thread (or in this one for a small page:
+        ``harvester.threads.Worker``), its CPU time counted as extraction's."""
+        result, cpu_ms = await self._worker.run_sized(len(response.body), timed_call, fn, response, *args)
         self.crawler.stats.inc_value(stat_key("extraction"), cpu_ms)
         return result
 

@@ -1,0 +1,95 @@
+"""Where the pipeline's CPU work runs: small work on the calling (reactor) thread, large work and
+work arriving while the worker is busy in the worker thread, one call at a time either way."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from harvester.threads import Worker
+from tests.crawl import NO_EMBEDDING, crawl
+
+
+def _where() -> str:
+    return threading.current_thread().name
+
+
+def test_small_work_runs_here_large_work_in_the_worker():
+    worker = Worker("test-worker", inline_below=100)
+
+    async def main() -> list[str]:
+        return [await worker.run_sized(99, _where), await worker.run_sized(100, _where),
+                await worker.run_sized(5, _where), await worker.run(_where)]
+
+    try:
+        here = threading.current_thread().name
+        small, large, small_again, always = asyncio.run(main())
+    finally:
+        worker.close()
+    assert small == small_again == here
+    assert large.startswith("test-worker") and always.startswith("test-worker")
+
+
+def test_without_a_limit_all_work_goes_to_the_worker():
+    worker = Worker("test-worker")
+    try:
+        assert asyncio.run(worker.run_sized(1, _where)).startswith("test-worker")
+    finally:
+        worker.close()
+
+
+def test_small_work_waits_behind_the_workers_calls_and_never_overlaps_them():
+    """A small call that arrives while a large one runs in the worker goes to the worker after
+    it: the tokenizer and the template learner are never used by two threads at once."""
+    worker = Worker("test-worker", inline_below=100)
+    release = threading.Event()
+    running: list[str] = []
+    overlaps: list[str] = []
+
+    def job(name: str, wait: bool = False) -> tuple[str, str]:
+        if running:
+            overlaps.append(name)
+        running.append(name)
+        if wait:
+            release.wait(5)
+        running.remove(name)
+        return name, _where()
+
+    async def main() -> list[tuple[str, str]]:
+        large = asyncio.ensure_future(worker.run_sized(1000, job, "large", True))
+        await asyncio.sleep(0.05)  # the large call is running in the worker now
+        small = asyncio.ensure_future(worker.run_sized(1, job, "small"))
+        await asyncio.sleep(0.05)
+        assert not small.done()  # queued behind the large call, not run here meanwhile
+        release.set()
+        done = [await large, await small]
+        done.append(await worker.run_sized(1, job, "after"))  # the worker is idle again: here
+        return done
+
+    try:
+        here = threading.current_thread().name
+        (large, large_thread), (small, small_thread), (after, after_thread) = asyncio.run(main())
+    finally:
+        worker.close()
+    assert not overlaps
+    assert large_thread.startswith("test-worker") and small_thread.startswith("test-worker")
+    assert after_thread == here
+
+
+@pytest.mark.e2e
+def test_pages_worked_on_here_or_in_threads_come_out_the_same(tmp_path, doc_sites):
+    """A real crawl whose pages are split between the reactor thread and the workers (a limit in
+    the middle of the Flask docs' page sizes) stores the same pages and chunks as one with every
+    page in the workers."""
+    server = doc_sites("flask")
+    results = {}
+    for limit in (0, 20_000):
+        out = tmp_path / str(limit)
+        result = crawl("site", server.url, out, settings={**NO_EMBEDDING, "HARVESTER_OFFLOAD_MIN_SIZE": limit})
+        assert result.returncode == 0, result.output[-3000:]
+        results[limit] = {item["url"]: (item["markdown"], [chunk["text"] for chunk in item["chunks"]])
+                          for item in result.items}
+    assert len(results[0]) > 50
+    assert results[20_000] == results[0]
