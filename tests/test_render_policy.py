@@ -170,7 +170,7 @@ def test_handler_and_launch_options_only_when_rendering_can_happen(tmp_path: Pat
     if find_browser() is None:
         pytest.skip("no Chromium here")
     on = addon_settings()
-    assert on.getdict("DOWNLOAD_HANDLERS")["https"] == "harvester.render.handler.HarvesterPlaywrightHandler"
+    assert on.getdict("DOWNLOAD_HANDLERS")["https"] == "harvester.render.download.RenderingDownloadHandler"
     assert on.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["headless"] is True
     assert on.get("PLAYWRIGHT_ABORT_REQUEST") == "harvester.render.handler.abort_heavy_request"
     assert on.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT") == on.getint("HARVESTER_RENDER_CONCURRENCY")
@@ -198,3 +198,37 @@ def test_render_always_without_a_browser_refuses_to_start(tmp_path: Path) -> Non
     assert process.returncode != 0
     assert "playwright install chromium" in process.stderr + process.stdout
     assert "HARVESTER_BROWSER_PATH" in process.stderr + process.stdout
+
+
+@pytest.mark.e2e
+def test_a_crawl_that_renders_nothing_never_imports_playwright(tmp_path: Path) -> None:
+    """Rendering is possible (a browser is there, mode auto) but no page needs it: the browser
+    handler, scrapy-playwright and Playwright are never imported (about 0.2 s of start-up)."""
+    import subprocess
+    import sys
+
+    from tests.crawl import REPO, scrapy_env
+    from tests.servers.sitesrv import SiteServer
+
+    if find_browser() is None:
+        pytest.skip("no Chromium here")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html><head><title>Plain</title></head><body><main><h1>Plain</h1><p>"
+                                     + "A static page whose HTML holds all of its text. " * 10
+                                     + "</p></main></body></html>")
+    report = tmp_path / "modules.txt"
+    code = ("import atexit, sys\n"
+            f"atexit.register(lambda: open({str(report)!r}, 'w').write(' '.join(sorted(m for m in sys.modules "
+            "if m.split('.')[0] in ('playwright', 'scrapy_playwright') or m.startswith('harvester.render.')"
+            " and m.split('.')[2] in ('handler', 'download')))))\n"
+            "from scrapy.cmdline import execute\n"
+            "execute(sys.argv)\n")
+    with SiteServer(root=site) as server:
+        done = subprocess.run([sys.executable, "-c", code, "crawl", "site", "-a", f"start={server.url}", "-O",
+                               str(tmp_path / "pages.jsonl"), "-s", "HARVESTER_EMBEDDING_ENABLED=0",
+                               "-s", "HARVESTER_INDEX_ENABLED=0"],
+                              cwd=REPO, env=scrapy_env(tmp_path), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "pages.jsonl").read_text().count("\n") == 1
+    assert report.read_text() == "harvester.render.download"  # the handler that could render was there

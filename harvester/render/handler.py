@@ -1,7 +1,7 @@
 """scrapy-playwright's download handler, kept safe and bounded for Harvester.
 
-Registered for http and https only when rendering can happen (``harvester.addon``); requests
-without ``meta["playwright"]`` take Scrapy's own HTTP/1.1 handler, which it extends.
+Built with the first page to render by the handler registered for http and https
+(``harvester.render.download``), which takes every request without ``meta["playwright"]``.
 
 What it adds to scrapy-playwright:
 

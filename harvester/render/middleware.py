@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-HANDLER = "harvester.render.handler.HarvesterPlaywrightHandler"
+HANDLER = "harvester.render.download.RenderingDownloadHandler"
 # Meta of the HTTP fetch that must not carry over to its browser re-request.
 _FETCH_META = ("download_", "redirect_", "retry_", "_", "playwright", "proxy", "ftp_")
 _FETCH_META_KEYS = (CONDITIONAL, UNCHANGED, "handle_httpstatus_list",
@@ -140,8 +140,10 @@ class Renderer:
 
 
 def _handler_registered(settings: BaseSettings) -> bool:
+    """Whether http and https go to a handler that renders: Harvester's, or a scrapy-playwright one."""
     handlers = settings.getdict("DOWNLOAD_HANDLERS")
-    return all("playwright" in str(handlers.get(scheme) or "").lower() for scheme in ("http", "https"))
+    named = [str(handlers.get(scheme) or "") for scheme in ("http", "https")]
+    return all(HANDLER in name or "playwright" in name.lower() for name in named)
 
 
 class RenderRequestMiddleware:

@@ -1,0 +1,56 @@
+"""The download handler for http and https when pages may be rendered (``harvester.addon``).
+
+Scrapy's own HTTP/1.1 handler for every plain request; the browser handler
+(``harvester.render.handler``, scrapy-playwright's) is imported and built with the first request
+to render. Scrapy imports every registered handler's module when the engine starts, and importing
+Playwright with scrapy-playwright took about 0.2 s of each crawl's start-up, though most crawls
+render no page at all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+
+from harvester.state import crawl_state
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from harvester.render.handler import HarvesterPlaywrightHandler
+
+
+class RenderingDownloadHandler(HTTP11DownloadHandler):
+    """Plain requests here; ``meta["playwright"]`` requests in the one browser handler both
+    schemes share, built on first use and closed by the scheme's handler that built it."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self._crawler = crawler
+        self._built_browser_handler = False
+
+    async def download_request(self, request: Request, spider: Spider | None = None) -> Response:  # type: ignore[override]
+        if not request.meta.get("playwright"):
+            return await super().download_request(request)
+        return await self._browser_handler().download_request(request)
+
+    def _browser_handler(self) -> HarvesterPlaywrightHandler:
+        state = crawl_state(self._crawler)
+        if state.playwright_handler is None:
+            from harvester.render.handler import HarvesterPlaywrightHandler
+
+            HarvesterPlaywrightHandler.from_crawler(self._crawler)  # it becomes the crawl's browser handler
+            self._built_browser_handler = True
+        assert state.playwright_handler is not None
+        return state.playwright_handler
+
+    async def close(self) -> None:
+        try:
+            await super().close()
+        finally:
+            handler = crawl_state(self._crawler).playwright_handler
+            if self._built_browser_handler and handler is not None:
+                await handler.close()
