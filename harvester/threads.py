@@ -21,7 +21,7 @@ class Worker:
     bytes of a page, characters of a text) in the calling thread instead, as Scrapy runs its
     callbacks, when the worker has nothing left to do. Pure-Python work holds the interpreter lock
     throughout, so a thread beside the reactor adds no speed for it; handing the lock back and
-    forth for every page cost a 495-page crawl 17-25% more CPU (bench/README.md). Large work
+    forth for every page cost a 495-page crawl 19-25% more CPU (bench/README.md). Large work
     still goes to the thread, so that one long page does not stall downloads and the browser.
     The thread starts with the first call it gets.
     """
