@@ -18,6 +18,7 @@ GLUE_MODULES = {
     "harvester.exceptions",  # DropItem and IgnoreRequest subclasses, counted by Scrapy
     "harvester.sites",  # SiteProfiles.from_crawler; the profile files are read by sites.loader
     "harvester.report.failures",  # names Scrapy's and Twisted's failures
+    "harvester.render.download",  # the download handler that loads the browser handler on first use
 }
 CORES_THAT_ARE_NOT_GLUE = {"harvester.spiders.navigation", "harvester.fetch.encoding"}
 
