@@ -101,3 +101,23 @@ def test_site_spider_depth_and_scope():
     assert spider.follow_link(Request(BASE + "docs/b.html"), shallow) is None  # claimed already
     with pytest.raises(ValueError, match="max_depth"):
         SiteSpider(start=BASE, max_depth="deep")
+
+
+def test_the_spiders_parse_each_page_once_with_harvesters_parser():
+    """``page_selector`` is ``response.selector`` (cached, so extraction reuses the tree), parsed
+    with ``HtmlTreeParser``: lxml.html's classes, looked up in C, so a form is a plain element."""
+    import lxml.html
+    from scrapy.http import HtmlResponse
+
+    from harvester.spiders._base import page_selector
+
+    body = b"<html><body><form action='/s'><input name='q'></form><p>Text <a href='a.html'>a</a></p></body></html>"
+    response = HtmlResponse("http://example.com/docs/", body=body, encoding="utf-8")
+    selector = page_selector(response)
+    assert selector is response.selector is page_selector(response)
+    assert selector.css("a::attr(href)").get() == "a.html"
+    assert selector.response is response
+    form = selector.root.xpath("//form")[0]
+    assert type(form) is lxml.html.HtmlElement  # lxml.html's own parser makes a FormElement
+    assert type(HtmlResponse("http://example.com/", body=body).selector.root.xpath("//form")[0]) is lxml.html.FormElement
+    assert lxml.html.tostring(selector.root) == lxml.html.tostring(HtmlResponse("http://example.com/", body=body).selector.root)

@@ -26,6 +26,8 @@ from enum import Enum
 import lxml.html
 from lxml import etree
 
+from harvester.extract.parser import document_fromstring
+
 
 class PageType(str, Enum):
     CONTENT = "content"
@@ -360,9 +362,9 @@ def _parse(html: str | bytes) -> lxml.html.HtmlElement | None:
     if not html or not (html.strip() if isinstance(html, str) else html.strip()):
         return None
     try:
-        return lxml.html.document_fromstring(html)
+        return document_fromstring(html)
     except (etree.ParserError, ValueError):
         try:
-            return lxml.html.document_fromstring(html.encode("utf-8") if isinstance(html, str) else html)
+            return document_fromstring(html.encode("utf-8") if isinstance(html, str) else html)
         except (etree.ParserError, ValueError):
             return None

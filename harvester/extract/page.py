@@ -54,6 +54,7 @@ from harvester.extract.convert import (
     unwrap_heading_anchors,
     visible_text,
 )
+from harvester.extract.parser import document_fromstring
 from harvester.extract.profiles import GENERIC, PageView, Profile, compile_css, detect_profile
 from harvester.fetch.encoding import BINARY_SHARE, UNSAFE_TEXT, clean_text
 from harvester.markdown.grammar import Line, classify_lines, heading
@@ -197,13 +198,13 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
             continue
         if len(text) < min_chars:
             raise NoContent("too_short", f"{len(text)} chars")
-        return _page(meta, md, _headings(main), degraded=False, generator=generator)
+        return _page(meta, md, _headings(main), degraded=False, generator=generator, text=text)
 
     _absolutize(root, base)
     md = _trafilatura(root, url)
     text = visible_text(md)
     if len(text) >= min_chars:
-        return _page(meta, md, _md_headings(md), degraded=False, generator=generator)
+        return _page(meta, md, _md_headings(md), degraded=False, generator=generator, text=text)
 
     plain = _plain_text(root)
     plain_len = len(visible_text(plain))
@@ -254,7 +255,7 @@ def _parse(html: str | bytes) -> lxml.html.HtmlElement:
     # lxml refuses str input that still carries an encoding declaration.
     html = _XML_DECL.sub("", html, count=1)
     try:
-        doc = lxml.html.document_fromstring(html)
+        doc = document_fromstring(html)
     except (etree.ParserError, ValueError) as exc:
         if "empty" in str(exc).lower():
             raise NoContent("empty") from exc
@@ -814,7 +815,9 @@ _CHROME_CLASSES = frozenset({"sphinxsidebar", "related", "navheader", "navfooter
 # Result
 # --------------------------------------------------------------------------
 
-def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generator: str | None) -> ExtractedPage:
+def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generator: str | None,
+          text: str | None = None) -> ExtractedPage:
+    """``text``: ``visible_text(md)`` when the caller has it already."""
     title = meta["title"] or (headings[0]["text"] if headings else "")
     # JSON-LD and meta tags can carry what the tree could not (lone surrogates from JSON escapes).
     return ExtractedPage(
@@ -825,7 +828,7 @@ def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generato
         headings=[{**h, "text": clean_text(h["text"])} for h in headings],
         breadcrumbs=[clean_text(c) for c in meta["breadcrumbs"]],
         canonical_url=meta["canonical_url"],
-        quality=_quality(md, degraded),
+        quality=_quality(md, degraded, text),
         degraded=degraded,
         generator=generator,
     )
@@ -842,7 +845,7 @@ _BOILERPLATE_LINE = re.compile(
     r"|theme by |on this page$|table of contents$|subscribe|share this|cookie)", re.I)
 
 
-def _quality(md: str, degraded: bool) -> float:
+def _quality(md: str, degraded: bool, text: str | None = None) -> float:
     """Rough 0..1 usefulness of the extracted Markdown::
 
         quality = (0.50 * length + 0.30 * (1 - boilerplate) + 0.20 * fences_balanced)
@@ -858,9 +861,10 @@ def _quality(md: str, degraded: bool) -> float:
       prev/next labels, "built with"/"powered by" credits, "On this page");
     * ``fences_balanced`` = 1 when the number of code fence lines is even.
 
-    Plain-text fallbacks (``degraded``) are capped at 0.5.
+    Plain-text fallbacks (``degraded``) are capped at 0.5. ``text``: ``visible_text(md)``, if known.
     """
-    text = visible_text(md)
+    if text is None:
+        text = visible_text(md)
     length = min(1.0, len(text) / 2000.0)
     link_chars = sum(len(m.group(1)) for m in _MD_LINK.finditer(md))
     density = min(1.0, link_chars / max(1, len(text)))

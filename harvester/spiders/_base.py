@@ -15,9 +15,13 @@ import scrapy
 from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import deferred_from_coro
+from parsel.selector import create_root_node
+from scrapy.http import HtmlResponse, TextResponse
+from scrapy.selector import Selector
 from scrapy.utils.response import get_base_url
 
 from harvester.dedup.detect import VersionRule
+from harvester.extract.parser import HtmlTreeParser
 from harvester.meta import LINKS, RENDER_HTTP_ITEM
 from harvester.report.failures import describe_failure
 from harvester.sites import RENDER_MODES, SiteProfiles
@@ -49,6 +53,19 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
+
+
+def page_selector(response: TextResponse) -> Selector:
+    """``response.selector``, parsed the first time with Harvester's HTML parser
+    (``harvester.extract.parser``: the same tree as parsel's, its element classes looked up in C).
+    Link extraction and then page extraction read this one tree."""
+    if getattr(response, "_cached_selector", None) is None and isinstance(response, HtmlResponse):
+        # As parsel parses a response's text (create_root_node), with another parser class.
+        root = create_root_node(response.text, HtmlTreeParser, base_url=get_base_url(response))
+        selector = Selector(root=root, type="html")
+        selector.response = response
+        response._cached_selector = selector  # what TextResponse.selector caches and returns
+    return response.selector
 
 
 def parse_max_pages(value: Any) -> int | None:

@@ -9,7 +9,7 @@ import scrapy
 from scrapy.http import HtmlResponse, Response
 
 from harvester.report.cpu import cpu_stage
-from harvester.spiders._base import HarvesterSpider
+from harvester.spiders._base import HarvesterSpider, page_selector
 from harvester.spiders.navigation import content_links, pager_links, toc_links
 
 
@@ -29,7 +29,7 @@ class DocsSpider(HarvesterSpider):
             return
         stats = self.crawler.stats
         with cpu_stage(stats, "parse"):
-            page = response.selector
+            page = page_selector(response)
         requests = []
         with cpu_stage(stats, "links"):
             # Pager links first: they carry the reading order, so they get the highest priority.

@@ -22,6 +22,7 @@ from scrapy.utils.response import get_base_url
 from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
+from harvester.spiders._base import page_selector
 from harvester.urls.links import BoundedCache, join_key, relative_to_page, without_fragment
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class PageLinkExtractor(LinkExtractor):
         strip = self.link_extractor.strip
         found: dict[str, None] = {}
         drop_fragments = self._drop_fragments
-        for href in self._hrefs(response.selector.root):
+        for href in self._hrefs(page_selector(response).root):
             if strip:
                 href = strip_html5_whitespace(href)
             if drop_fragments:

@@ -12,7 +12,7 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.spiders import CrawlSpider, Rule
 
 from harvester.report.cpu import cpu_stage
-from harvester.spiders._base import HarvesterSpider
+from harvester.spiders._base import HarvesterSpider, page_selector
 from harvester.spiders.links import PageLinkExtractor
 
 
@@ -49,7 +49,7 @@ class SiteSpider(HarvesterSpider, CrawlSpider):
             return
         stats = self.crawler.stats
         with cpu_stage(stats, "parse"):
-            response.selector  # noqa: B018 (parsed here, timed apart; extraction reuses the tree)
+            page_selector(response)  # parsed here, timed apart; link and page extraction reuse the tree
         with cpu_stage(stats, "links"):
             urls = [self.follow_url(url, response) for url in self._rules[0].link_extractor.urls(response)]
             requests = [self._build_request(0, Link(url)) for url in urls if url is not None]
