@@ -371,3 +371,14 @@ def test_a_page_of_thousands_of_chunks_is_written_in_bounded_upserts():
     pipeline._worker.close()
     assert store.upserts == [WRITE_BATCH, WRITE_BATCH, 88]
     assert store.ids == [f"c{i}" for i in range(size)]
+
+
+def test_chunking_turns_the_tokenizers_thread_pool_off_unless_the_environment_says(monkeypatch):
+    import os
+
+    monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
+    build_from_crawler(ChunkingPipeline, crawler_with())
+    assert os.environ["TOKENIZERS_PARALLELISM"] == "false"
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "true")
+    build_from_crawler(ChunkingPipeline, crawler_with())
+    assert os.environ["TOKENIZERS_PARALLELISM"] == "true"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,10 @@ class ChunkingPipeline:
         # With a tokenizer whose counts add up over whitespace: a page is tokenized once.
         self._token_starts: TokenStarts | None = None
         self._worker = Worker("harvester-chunking", settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
+        # The tokenizer's thread pool (rayon) spreads a batch over every core and its threads spin
+        # while they wait: 36,000 thread preemptions in a crawl of the Python docs, for batches of
+        # a few runs of text. Set before its first use; a value in the environment wins.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         self._max_tokens = 0
 
     @classmethod
