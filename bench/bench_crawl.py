@@ -3,7 +3,9 @@
 For each site, served on loopback, in one run: a stock Scrapy ``CrawlSpider`` + ``LinkExtractor``
 + trafilatura (``bench/stock_spider.py``, Scrapy's defaults) and Harvester's ``site`` spider
 (crawl + extract + chunk, embedding and index off, everything else at its defaults), in
-alternating order when repeated. Each crawl is a child process: its CPU time (user + sys, from
+alternating order when repeated. The stock spider's LinkExtractor denies what Harvester never
+crawls (generated indexes, source listings), so both crawl the same pages; with
+``--stock-all-pages`` it also crawls every page it finds, for a second ratio. Each crawl is a child process: its CPU time (user + sys, from
 ``os.wait4``) and peak RSS are its own, whatever else the machine runs. Per stage (CPU ms per
 page): start-up (until the spider opened), parse, links, extraction, chunking, dedup (Harvester's
 ``harvester/cpu_ms/*`` stats; the stock spider's own timers) and fetch, which is the rest: the
@@ -11,7 +13,7 @@ engine, the downloader, the middlewares, the feed. The public scorer judges both
 corpora it knows (``../shared/eval``) against the extraction floors of ``tests/test_e2e_corpora.py``.
 
     .venv/bin/python bench/bench_crawl.py [--sites flask scrapy python] [--repeats 1]
-        [--with-model] [--memory-profile FRAMES] [--json-out FILE]
+        [--stock-all-pages] [--with-model] [--memory-profile FRAMES] [--json-out FILE]
 
 Sites: ``flask`` and ``scrapy`` through ``../shared/eval/serve.py``; ``python`` (the Python 3.11
 documentation, Sphinx, 495 content pages: ``apt-get install python3-doc``) and ``django``
@@ -125,13 +127,19 @@ def probe_settings(probe: Path, extensions: dict[str, int] | None = None) -> lis
     return ["-s", f"EXTENSIONS={json.dumps(extensions)}", "-s", f"PROBE_OUT={probe}"]
 
 
-def crawl_stock(url: str, work: Path, timeout: float) -> dict[str, Any]:
+def crawl_stock(url: str, work: Path, timeout: float, same_pages: bool = True) -> dict[str, Any]:
+    """The stock spider; ``same_pages``: its LinkExtractor denies the URLs Harvester never crawls
+    (generated indexes, source listings: ``DEFAULT_SKIP_PATTERNS``), so both crawl the same pages."""
+    from harvester.urls.rules import DEFAULT_SKIP_PATTERNS
+
     work.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
     env["PYTHONPATH"] = str(REPO)  # for bench.probe; the crawl runs outside the project
     command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench" / "stock_spider.py"),
                "-a", f"start={url}", "-O", str(work / "pages.jsonl"), "-s", "LOG_LEVEL=INFO",
                *probe_settings(work / "probe.json")]
+    if same_pages:
+        command += ["-a", f"deny={json.dumps(DEFAULT_SKIP_PATTERNS)}"]
     result = run_child(command, work, env, work / "crawl.log", timeout)
     return _figures(result, work, "stock/cpu_ms/")
 
@@ -189,25 +197,30 @@ def floors_hold(figures: dict[str, Any]) -> bool:
             and figures["leakage"] is not None and figures["leakage"] <= MAX_LEAKAGE)
 
 
-def bench_site(name: str, repeats: int, work: Path, timeout: float) -> dict[str, Any]:
+def bench_site(name: str, repeats: int, work: Path, timeout: float, stock_all_pages: bool = False) -> dict[str, Any]:
     server = Server(name)
-    runs: dict[str, list[dict[str, Any]]] = {"stock": [], "harvester": []}
+    crawlers = ("stock", "harvester", "stock_all_pages") if stock_all_pages else ("stock", "harvester")
+    runs: dict[str, list[dict[str, Any]]] = {crawler: [] for crawler in crawlers}
     try:
         for round_ in range(repeats):
-            order = ("stock", "harvester") if round_ % 2 == 0 else ("harvester", "stock")
+            order = crawlers if round_ % 2 == 0 else crawlers[::-1]
             for crawler in order:
                 where = work / f"{name}-{crawler}-{round_}"
                 print(f"  {name}: {crawler} (round {round_ + 1})", flush=True)
-                run = (crawl_stock(server.url, where, timeout) if crawler == "stock"
-                       else crawl_harvester(server.url, where, timeout, NO_EMBEDDING))
+                run = (crawl_harvester(server.url, where, timeout, NO_EMBEDDING) if crawler == "harvester"
+                       else crawl_stock(server.url, where, timeout, same_pages=crawler == "stock"))
                 runs[crawler].append(run)
     finally:
         server.close()
-    ratios = [h["cpu_ms_per_page"] / s["cpu_ms_per_page"] for h, s in zip(runs["harvester"], runs["stock"])]
-    after_start = [h["cpu_ms_per_page_after_start"] / s["cpu_ms_per_page_after_start"]
-                   for h, s in zip(runs["harvester"], runs["stock"])]
-    result: dict[str, Any] = {"runs": runs, "ratio_cpu_per_page": round(sorted(ratios)[len(ratios) // 2], 3),
-                              "ratio_cpu_per_page_after_start": round(sorted(after_start)[len(after_start) // 2], 3)}
+    result: dict[str, Any] = {"runs": runs}
+    for stock, suffix in (("stock", ""), ("stock_all_pages", "_stock_all_pages")):
+        if stock not in runs:
+            continue
+        pairs = list(zip(runs["harvester"], runs[stock]))
+        ratios = sorted(h["cpu_ms_per_page"] / s["cpu_ms_per_page"] for h, s in pairs)
+        after_start = sorted(h["cpu_ms_per_page_after_start"] / s["cpu_ms_per_page_after_start"] for h, s in pairs)
+        result["ratio_cpu_per_page" + suffix] = round(ratios[len(ratios) // 2], 3)
+        result["ratio_cpu_per_page_after_start" + suffix] = round(after_start[len(after_start) // 2], 3)
     corpus = SITES[name].get("corpus")
     if corpus and (EVAL / "score.py").exists():
         result["fidelity"] = {crawler: score(corpus, runs[crawler][-1]["feed"]) for crawler in runs}
@@ -250,6 +263,8 @@ def print_table(results: dict[str, Any]) -> None:
                       f"{stages} {run['peak_rss_mib']:>8.0f}M {run['load_before']:>5.1f}")
         line = (f"{name:8} Harvester/stock CPU per page: {site['ratio_cpu_per_page']} "
                 f"(after start-up: {site['ratio_cpu_per_page_after_start']}; target <= {TARGET_RATIO})")
+        if "ratio_cpu_per_page_stock_all_pages" in site:
+            line += f"; against stock on all its pages: {site['ratio_cpu_per_page_stock_all_pages']}"
         if "fidelity" in site:
             fid = site["fidelity"]["harvester"]
             line += (f"; fidelity floors {'hold' if site['floors_hold'] else 'MISSED'} (recall {fid['recall_med']}, "
@@ -262,6 +277,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sites", nargs="+", default=["flask", "scrapy", "python"], choices=sorted(SITES))
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--stock-all-pages", action="store_true",
+                        help="also the stock spider on every page it finds (indexes and source listings too)")
     parser.add_argument("--with-model", action="store_true", help="peak RSS of a crawl of the last site with the model")
     parser.add_argument("--model-only", action="store_true", help="with --with-model: skip the CPU runs")
     parser.add_argument("--memory-profile", type=int, metavar="FRAMES", default=0,
@@ -277,7 +294,7 @@ def main() -> None:
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-crawl-"))
     try:
         for name in ([] if args.model_only else args.sites):
-            results["sites"][name] = bench_site(name, args.repeats, work, args.timeout)
+            results["sites"][name] = bench_site(name, args.repeats, work, args.timeout, args.stock_all_pages)
         largest = args.sites[-1]
         if args.with_model:
             results["with_model"] = {largest: with_model(largest, work, args.timeout)}

@@ -8,6 +8,7 @@ in the stats) around what it does anyway, so its time can be split the way Harve
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -23,7 +24,10 @@ class StockSpider(CrawlSpider):
     name = "stock"
     rules = (Rule(LinkExtractor(), callback="parse_item", follow=True),)
 
-    def __init__(self, start: str = "", **kwargs: Any) -> None:
+    def __init__(self, start: str = "", deny: str = "", **kwargs: Any) -> None:
+        # ``-a deny=JSON list``: the same pages as Harvester (bench_crawl passes its skip patterns).
+        if deny:
+            self.rules = (Rule(LinkExtractor(deny=json.loads(deny)), callback="parse_item", follow=True),)
         super().__init__(**kwargs)
         self.start_urls = [start]
         self.allowed_domains = [urlsplit(start).hostname or ""]
