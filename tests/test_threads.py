@@ -73,6 +73,7 @@ def test_small_work_waits_behind_the_workers_calls_and_never_overlaps_them():
         (large, large_thread), (small, small_thread), (after, after_thread) = asyncio.run(main())
     finally:
         worker.close()
+    assert (large, small, after) == ("large", "small", "after")
     assert not overlaps
     assert large_thread.startswith("test-worker") and small_thread.startswith("test-worker")
     assert after_thread == here

@@ -358,9 +358,9 @@ SPEC: tuple[Setting, ...] = (
             "download and the end of their pages' pipelines; past it, downloads wait (each waiting page holds "
             "its parsed tree; Scrapy's default is 5 MB)", "Memory", scrapy=True),
     Setting("HARVESTER_MALLOC_TUNING", True, Bool(), "glibc malloc: two arenas, blocks of 4 MiB or more "
-            "given back to the system when freed, at most 16 MiB kept free; with the embedding model in the crawler process, the "
-            "heaps' free memory is given back after each call of the model instead (a fixed threshold "
-            "slows the model down) (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and "
+            "given back to the system when freed, at most 16 MiB kept free; with the embedding model in the "
+            "crawler process, the heaps' free memory is given back after each call of the model instead (a "
+            "fixed threshold slows the model down) (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and "
             "`MALLOC_TRIM_THRESHOLD_` in the environment win)", "Memory"),
     Setting("HARVESTER_OFFLOAD_MIN_SIZE", 512 * 1024, COUNT, "pages (bytes of HTML) and texts (characters of "
             "Markdown) from this size on are extracted, chunked and fingerprinted in worker threads, so that "

@@ -8,7 +8,7 @@ page it met. Two arenas and fixed thresholds bound it: blocks from 4 MiB on are 
 given back when freed, and the heap keeps at most 16 MiB free at its top. A 1 MiB threshold for
 both bounded it a little more, at a high price: every block of 1-4 MiB (the text of a long page,
 its shingle arrays) became a fresh mapping zeroed page by page: 1.4 million page faults and
-6-14% of the CPU of a 495-page crawl (bench/README.md).
+4-14% of the CPU of a 495-page crawl (bench/README.md).
 """
 
 from __future__ import annotations

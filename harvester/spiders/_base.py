@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
-from scrapy.exceptions import IgnoreRequest
-from scrapy.spidermiddlewares.httperror import HttpError
-from scrapy.utils.defer import deferred_from_coro
 from parsel.selector import create_root_node
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, TextResponse
 from scrapy.selector import Selector
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.response import get_base_url
 
 from harvester.dedup.detect import VersionRule
