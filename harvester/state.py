@@ -28,7 +28,8 @@ class CrawlState:
     renderer: Renderer | None = None
     """The render decision-maker the extraction and render middlewares share."""
     playwright_handler: HarvesterPlaywrightHandler | None = None
-    """The download handler that renders for both http and https (one browser, one cap)."""
+    """The browser handler the http and https download handlers share, built with the first page
+    to render (``harvester.render.download``): one browser, one guard proxy, one cap."""
 
 
 def crawl_state(crawler: Any) -> CrawlState:

@@ -24,13 +24,15 @@ if TYPE_CHECKING:
 
 
 class RenderingDownloadHandler(HTTP11DownloadHandler):
-    """Plain requests here; ``meta["playwright"]`` requests in the one browser handler both
-    schemes share, built on first use and closed by the scheme's handler that built it."""
+    """Plain requests here; ``meta["playwright"]`` requests in the one browser handler of the
+    crawl (``CrawlState.playwright_handler``: Scrapy builds a handler per scheme, and http and https
+    pages share one browser, one guard proxy and one cap), built by the first of them to need it,
+    which closes it."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         self._crawler = crawler
-        self._built_browser_handler = False
+        self._built: HarvesterPlaywrightHandler | None = None
 
     async def download_request(self, request: Request, spider: Spider | None = None) -> Response:  # type: ignore[override]
         if not request.meta.get("playwright"):
@@ -42,15 +44,12 @@ class RenderingDownloadHandler(HTTP11DownloadHandler):
         if state.playwright_handler is None:
             from harvester.render.handler import HarvesterPlaywrightHandler
 
-            HarvesterPlaywrightHandler.from_crawler(self._crawler)  # it becomes the crawl's browser handler
-            self._built_browser_handler = True
-        assert state.playwright_handler is not None
+            state.playwright_handler = self._built = HarvesterPlaywrightHandler.from_crawler(self._crawler)
         return state.playwright_handler
 
     async def close(self) -> None:
         try:
             await super().close()
         finally:
-            handler = crawl_state(self._crawler).playwright_handler
-            if self._built_browser_handler and handler is not None:
-                await handler.close()
+            if self._built is not None:
+                await self._built.close()

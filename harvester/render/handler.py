@@ -35,7 +35,6 @@ from scrapy_playwright.provider import PlaywrightBrowserProvider
 from harvester.meta import FRAMES, RENDER_DELAY
 from harvester.render.browser import BROWSER_SERVICES, proxy_bypass_arg
 from harvester.render.frames import MAX_FRAMES, same_site
-from harvester.state import crawl_state
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -154,12 +153,6 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self._started = False
         self._start_lock = asyncio.Lock()
         self._pages: dict[int, Page] = {}
-        # Scrapy builds one handler per scheme; the first one built renders for both, so http and
-        # https pages share one browser, one guard proxy and one cap.
-        state = crawl_state(crawler)
-        if state.playwright_handler is None:
-            state.playwright_handler = self
-        self._owner: HarvesterPlaywrightHandler = state.playwright_handler
 
     # scrapy-playwright starts Playwright when the engine starts; here it waits for a page.
     async def _maybe_launch_in_thread(self) -> None:
@@ -177,8 +170,6 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     async def download_request(self, request: Request, spider: Spider | None = None) -> Response:  # type: ignore[override]
         if not request.meta.get("playwright"):
             return await super().download_request(request)
-        if self._owner is not self:
-            return await self._owner.download_request(request)
         stats = self.stats
         async with self._slots:
             try:
