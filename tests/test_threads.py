@@ -80,17 +80,31 @@ def test_small_work_waits_behind_the_workers_calls_and_never_overlaps_them():
 
 
 @pytest.mark.e2e
-def test_pages_worked_on_here_or_in_threads_come_out_the_same(tmp_path, doc_sites):
+def test_pages_worked_on_here_or_in_threads_come_out_the_same(tmp_path, doc_sites, monkeypatch):
     """A real crawl whose pages are split between the reactor thread and the workers (a limit in
     the middle of the Flask docs' page sizes) stores the same pages and chunks as one with every
     page in the workers."""
+    where: list[str] = []
+    run_sized = Worker.run_sized
+
+    async def recording(self, size, fn, *args, **kwargs):
+        def recorded(*args, **kwargs):
+            where.append(_where())
+            return fn(*args, **kwargs)
+        return await run_sized(self, size, recorded, *args, **kwargs)
+
+    monkeypatch.setattr(Worker, "run_sized", recording)
     server = doc_sites("flask")
-    results = {}
+    results, threads = {}, {}
     for limit in (0, 20_000):
+        where.clear()
         out = tmp_path / str(limit)
         result = crawl("site", server.url, out, settings={**NO_EMBEDDING, "HARVESTER_OFFLOAD_MIN_SIZE": limit})
         assert result.returncode == 0, result.output[-3000:]
         results[limit] = {item["url"]: (item["markdown"], [chunk["text"] for chunk in item["chunks"]])
                           for item in result.items}
+        threads[limit] = {name.startswith("harvester-") for name in where}
+    assert threads[0] == {True}  # every call in a worker
+    assert threads[20_000] == {True, False}  # some in a worker, some on the reactor thread
     assert len(results[0]) > 50
     assert results[20_000] == results[0]
