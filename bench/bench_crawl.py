@@ -5,8 +5,9 @@ For each site, served on loopback, in one run: a stock Scrapy ``CrawlSpider`` + 
 (crawl + extract + chunk, embedding and index off, everything else at its defaults), in
 alternating order when repeated. The stock spider's LinkExtractor denies what Harvester never
 crawls (generated indexes, source listings), so both crawl the same pages; with
-``--stock-all-pages`` it also crawls every page it finds, for a second ratio. Each crawl is a child process: its CPU time (user + sys, from
-``os.wait4``) and peak RSS are its own, whatever else the machine runs. Per stage (CPU ms per
+``--stock-all-pages`` it also crawls every page it finds, for a second ratio. Each crawl is a
+child process: its CPU time (user + sys, from ``os.wait4``), peak RSS, page faults and context
+switches are its own, whatever else the machine runs. Per stage (CPU ms per
 page): start-up (until the spider opened), parse, links, extraction, chunking, dedup (Harvester's
 ``harvester/cpu_ms/*`` stats; the stock spider's own timers) and fetch, which is the rest: the
 engine, the downloader, the middlewares, the feed. The public scorer judges both feeds of the

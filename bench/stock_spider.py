@@ -3,7 +3,9 @@
 
 Run outside the project (``scrapy runspider bench/stock_spider.py -a start=URL``), with Scrapy's
 own defaults. The only additions are three CPU timers (``stock/cpu_ms/{parse,links,extraction}``
-in the stats) around what it does anyway, so its time can be split the way Harvester's is.
+in the stats) around what it does anyway, so its time can be split the way Harvester's is, and
+``-a deny=JSON list`` for its LinkExtractor (``bench_crawl.py`` passes Harvester's skip patterns,
+so both crawl the same pages).
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ class StockSpider(CrawlSpider):
     rules = (Rule(LinkExtractor(), callback="parse_item", follow=True),)
 
     def __init__(self, start: str = "", deny: str = "", **kwargs: Any) -> None:
-        # ``-a deny=JSON list``: the same pages as Harvester (bench_crawl passes its skip patterns).
         if deny:
             self.rules = (Rule(LinkExtractor(deny=json.loads(deny)), callback="parse_item", follow=True),)
         super().__init__(**kwargs)
