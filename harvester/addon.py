@@ -41,6 +41,12 @@ PIPELINES = (
     (INDEX_PIPELINE, 400),
     ("harvester.dedup.pipeline.BoilerplatePipeline", 250),
 )
+# Scrapy's extensions that listen on a port, off by default (harvester.config.spec), by the
+# setting that switches each on.
+SWITCHED_EXTENSIONS = (
+    ("REMOTE_CONTROL_ENABLED", "scrapy.extensions.remote_control.RemoteControl"),
+    ("TELNETCONSOLE_ENABLED", "scrapy.extensions.telnet.TelnetConsole"),
+)
 
 
 class HarvesterAddon:
@@ -96,6 +102,9 @@ class HarvesterAddon:
         add("SPIDER_MIDDLEWARES", "harvester.urls.middleware.CrawlTrapMiddleware", 700)
         # Our subclass takes AutoThrottle's place (the built-in sits in EXTENSIONS_BASE).
         settings.setdefault_in_component_priority_dict("EXTENSIONS", AutoThrottle, None)
+        for switch, extension in SWITCHED_EXTENSIONS:
+            if not _switched_on(settings, switch):
+                _drop_base_component(settings, "EXTENSIONS", extension)
         add("EXTENSIONS", "harvester.fetch.throttle.CrawlDelayThrottle", 0)
         add("EXTENSIONS", "harvester.report.extension.RunReport", 500)
         # Before the crawl's threads allocate (harvester.memory).
@@ -132,6 +141,16 @@ def _setdefault_component(settings: BaseSettings, name: str, path: str, priority
         return
     components[path] = priority
     settings.set(name, components, settings.getpriority(name) or 0)
+
+
+def _drop_base_component(settings: BaseSettings, name: str, path: str) -> None:
+    """Take a component that is off out of Scrapy's ``<name>_BASE``: Scrapy imports every
+    component it lists to learn that it is off (the remote-control server imports aiohttp, a tenth
+    of a second of every crawl's start), and every key of ``<name>`` too, even one set to None,
+    so that is no way to turn it off without the import. Naming it in ``<name>`` still builds it."""
+    base = settings.getdict(f"{name}_BASE")
+    if base.pop(path, None) is not None:
+        settings.set(f"{name}_BASE", base, settings.getpriority(f"{name}_BASE") or 0)
 
 
 def _switched_on(settings: BaseSettings, name: str) -> bool:

@@ -80,6 +80,33 @@ def test_a_crawl_without_embedding_or_index_imports_neither_qdrant_nor_the_model
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("switched_on", [False, True])
+def test_extensions_that_listen_on_a_port_are_not_even_imported_when_off(switched_on):
+    """Scrapy imports every extension it lists to learn that it is off: the remote-control server
+    imports aiohttp (a tenth of a second of every crawl's start). Switched on, both are there."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import sys, json; from scrapy.utils.test import get_crawler; "
+            "from scrapy.extension import ExtensionManager; from harvester.addon import HarvesterAddon; "
+            "crawler = get_crawler(settings_dict={'ADDONS': {HarvesterAddon: 0}, **json.loads(sys.argv[1])}); "
+            "crawler._apply_settings(); "
+            "listed = list(crawler.settings.get_component_priority_dict_with_base('EXTENSIONS')); "
+            "print(json.dumps([listed, [m for m in ('aiohttp', 'scrapy.extensions.remote_control', "
+            "'scrapy.extensions.telnet') if m in sys.modules]]))")
+    switches = {"REMOTE_CONTROL_ENABLED": switched_on, "TELNETCONSOLE_ENABLED": switched_on}
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(switches)], capture_output=True, text=True,
+                          cwd=REPO, check=True)
+    listed, imported = json.loads(done.stdout.strip().splitlines()[-1])
+    ours = {"scrapy.extensions.remote_control.RemoteControl", "scrapy.extensions.telnet.TelnetConsole"}
+    if switched_on:
+        assert ours <= set(listed)
+    else:
+        assert not ours & set(listed) and imported == []
+    assert "harvester.report.extension.RunReport" in listed
+
+
 def test_point_ids_are_the_stores():
     from harvester.index import ids, store
 

@@ -378,28 +378,76 @@ def _tokenizer_pair():
     return cached, dataclasses.replace(cached, word_cache=False)
 
 
-def test_the_word_cache_gives_the_tokenizers_own_token_starts() -> None:
-    """Plain-ASCII words come from the per-crawl word cache, other runs from the tokenizer: the
-    token starts and counts must be the tokenizer's own, on real docs pages and odd text."""
+def _index_agrees(cached, encoded, text: str) -> None:
+    """The run index says, for each of its anchors, how many of the tokenizer's own tokens start
+    before it; the anchors ascend."""
+    from bisect import bisect_left
+
+    anchors, totals = cached.token_index(text)
+    starts = encoded.token_starts(text)
+    assert list(anchors) == sorted(set(anchors)), text[:80]
+    assert list(totals) == [bisect_left(starts, at) for at in anchors] + [len(starts)], text[:80]
+    assert cached.count([text]) == encoded.count([text]) == [len(starts)]
+
+
+def _every_token_index(encoded):
+    def index(text: str):
+        starts = encoded.token_starts(text)
+        return starts, range(len(starts) + 1)
+
+    return index
+
+
+_DOCS_PAGES = sorted(Path("/usr/share/doc/python-flask-doc/html").glob("*.html"))
+
+
+def test_the_run_index_counts_as_the_tokenizer_does() -> None:
+    """Plain-ASCII runs are counted from the per-crawl word cache, other runs by the tokenizer,
+    each once per crawl: the counts before every run must be the tokenizer's own, on real docs
+    pages and odd text."""
     cached, encoded = _tokenizer_pair()
-    texts = [page.read_text(errors="replace")
-             for page in sorted(Path("/usr/share/doc/python-flask-doc/html").glob("*.html"))[:15]] + _TRICKY
+    texts = [page.read_text(errors="replace") for page in _DOCS_PAGES[:15]] + _TRICKY
     for text in texts:
-        assert list(cached.token_starts(text)) == list(encoded.token_starts(text)), text[:80]
+        _index_agrees(cached, encoded, text)
     assert cached.count(texts) == encoded.count(texts)
 
 
-def test_the_word_cache_agrees_with_the_tokenizer_on_any_text() -> None:
+def test_chunks_from_the_run_index_are_the_chunks_from_every_tokens_start() -> None:
+    """The run index has an anchor per run, not per token: the chunker must never cut between
+    two anchors (only at whitespace, or after a CJK full stop), so its chunks are those it makes
+    knowing where every token starts."""
+    cached, encoded = _tokenizer_pair()
+    cjk = "日本語のテキストです。中文字符测试！「引用」。" * 40 + "\n\n" + "文。" * 300
+    spaced = "word\u00a0word\u3000ｗｏｒｄ “quoted” — dash… " * 200
+    markdowns = [_markdown_of(page) for page in _DOCS_PAGES[:8]] + [cjk, spaced] + _TRICKY
+    for markdown in markdowns:
+        for limit in (40, 254):
+            ours = chunk_markdown(markdown, cached.count, max_tokens=limit, overlap_tokens=8,
+                                  token_index=cached.token_index)
+            reference = chunk_markdown(markdown, encoded.count, max_tokens=limit, overlap_tokens=8,
+                                       token_index=_every_token_index(encoded))
+            assert ours == reference, markdown[:80]
+
+
+def _markdown_of(page: Path) -> str:
+    from harvester.extract.page import extract_page
+
+    return extract_page(page.read_text(errors="replace"), f"http://docs.example/{page.name}").markdown
+
+
+def test_the_run_index_agrees_with_the_tokenizer_on_any_text() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
     cached, encoded = _tokenizer_pair()
-    alphabet = st.sampled_from(list("aZ09 _-.[]()`\t\n\r\x0b\x0c\x00\x7féİß中☃“—\u00a0\u200b") + ["[MASK]", "[CLS]", "##"])
+    alphabet = st.sampled_from(list("aZ09 _-.[]()`\t\n\r\x0b\x0c\x00\x7féİß中☃“—。！」\u00a0\u3000\u200b")
+                               + ["[MASK]", "[CLS]", "##"])
 
     @settings(max_examples=300, deadline=None)
     @given(st.lists(alphabet, max_size=40).map("".join))
     def agrees(text: str) -> None:
-        assert list(cached.token_starts(text)) == list(encoded.token_starts(text))
-        assert cached.count([text]) == encoded.count([text])
+        _index_agrees(cached, encoded, text)
+        reference = chunk_markdown(text, encoded.count, max_tokens=4, token_index=_every_token_index(encoded))
+        assert chunk_markdown(text, cached.count, max_tokens=4, token_index=cached.token_index) == reference
 
     agrees()

@@ -19,18 +19,18 @@ Guarantees:
 * optional overlap repeats trailing *prose* sentences of the previous chunk of
   the same section (never code or table pieces).
 
-Token counting is the expensive part.  With ``token_starts`` (a tokenizer whose
+Token counting is the expensive part.  With ``token_index`` (a tokenizer whose
 tokens never cross whitespace, such as BERT's WordPiece: see
 ``harvester.embedding.models.ModelTokenizer``) the page is tokenized once: every
 block, sentence, line and word the chunker measures is a stretch of the page
-cut at whitespace, and its count is the number of the page's tokens that start
-inside it (two binary searches).  A chunk is such stretches joined by
+cut at whitespace (or after a CJK full stop), and its count is the number of
+the page's tokens that start inside it (two binary searches in the index).  A chunk is such stretches joined by
 whitespace, so its count is their sum: the limits hold without encoding any
 chunk again.  Only what is not a stretch of the page (normalised headings,
 pieces of a word cut by characters) is encoded on its own, and a chunk holding
 a word cut by characters is verified by encoding it.
 
-Without ``token_starts`` counting is batched: all headings and blocks of a page
+Without ``token_index`` counting is batched: all headings and blocks of a page
 in one call, the split units of all oversized blocks of a page in one call, and
 the final verification in one call.  Block counts are summed while packing,
 which is exact for whitespace/WordPiece counters and approximately so for
@@ -57,10 +57,15 @@ from typing import Any, NamedTuple
 from harvester.markdown.grammar import HEADING, Fence, fence_closes, fence_opening, is_table_start
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
-# The start offset (in characters) of every token of a text, ascending.
-TokenStarts = Callable[[str], Sequence[int]]
+# Where a text's tokens are: ``(anchors, totals)``, ``totals[i]`` tokens start before the offset
+# ``anchors[i]`` (ascending, in characters), ``totals[-1]`` in all; a stretch that starts and ends
+# at an anchor or at whitespace holds ``totals[bisect(anchors, end)] - totals[bisect(anchors,
+# start)]``. Every token's start as an anchor is one (``totals`` is then ``range(len + 1)``);
+# fewer anchors (a word's or a run's start) are enough where the chunker never cuts between them.
+TokenIndex = tuple[Sequence[int], Sequence[int]]
+TokenIndexer = Callable[[str], TokenIndex]
 
-__all__ = ["TextChunk", "TokenCounter", "TokenStarts", "chunk_markdown", "tokenizer_counter", "whitespace_counter"]
+__all__ = ["TextChunk", "TokenCounter", "TokenIndex", "TokenIndexer", "chunk_markdown", "tokenizer_counter", "whitespace_counter"]
 
 # Re-splitting converges in 1-2 rounds for real tokenizers; the cap only guards
 # against a pathological counter before the character-level last resort.
@@ -126,12 +131,13 @@ def chunk_markdown(
     *,
     max_tokens: int,
     overlap_tokens: int = 0,
-    token_starts: TokenStarts | None = None,
+    token_index: TokenIndexer | None = None,
 ) -> list[TextChunk]:
     """Split one page of Markdown into heading-scoped chunks of <= max_tokens.
 
-    ``token_starts``: the same tokenizer as ``count_tokens``, giving token offsets, when its
-    tokens never cross whitespace: the page is then tokenized once (see the module docstring).
+    ``token_index``: the same tokenizer as ``count_tokens``, telling where a text's tokens are,
+    when its tokens never cross whitespace: the page is then tokenized once (see the module
+    docstring).
     """
     if max_tokens < 1 or overlap_tokens < 0:
         raise ValueError("max_tokens must be >= 1 and overlap_tokens >= 0")
@@ -139,10 +145,10 @@ def chunk_markdown(
     sections = parser.parse(markdown)
     if not sections:
         return []
-    starts = None
-    if token_starts is not None and not _NOT_BERT_SPACE.search(parser.text):
-        starts = token_starts(parser.text)
-    counts = _Counts(count_tokens, starts)
+    index = None
+    if token_index is not None and not _NOT_BERT_SPACE.search(parser.text):
+        index = token_index(parser.text)
+    counts = _Counts(count_tokens, index)
     counts.prime([_Span(s.heading, "") for s in sections] + [b.span for s in sections for b in s.blocks])
     layouts = [_layout(section, max_tokens, overlap_tokens, counts) for section in sections]
     _prime_splits(layouts, counts)
@@ -219,20 +225,20 @@ class _Draft:
 
 class _Counts:
     """Memoising front for the caller's counter, so each phase asks in one batch; with the page's
-    token starts, a stretch of the page is counted from them instead."""
+    token index, a stretch of the page is counted from it instead."""
 
-    def __init__(self, count_tokens: TokenCounter, starts: Sequence[int] | None = None) -> None:
+    def __init__(self, count_tokens: TokenCounter, index: TokenIndex | None = None) -> None:
         self._count = count_tokens
         self._cache: dict[str, int] = {}
-        self._starts = starts
+        self._index = index
 
     @property
     def exact(self) -> bool:
         """Whether stretches of the page are counted from the page's tokens."""
-        return self._starts is not None
+        return self._index is not None
 
     def _located(self, span: _Span) -> bool:
-        return self._starts is not None and span.start is not None
+        return self._index is not None and span.start is not None
 
     def prime(self, spans: Iterable[_Span | str]) -> None:
         texts = (s for s in spans if isinstance(s, str) or not self._located(s))
@@ -251,16 +257,16 @@ class _Counts:
         return [self._size(s) for s in spans]
 
     def one(self, span: _Span | str) -> int:
-        if not isinstance(span, str) and span.start is not None and self._starts is not None:
+        if not isinstance(span, str) and span.start is not None and self._index is not None:
             return self._size(span)
         return self.many([span])[0]
 
     def _size(self, span: _Span | str) -> int:
         if isinstance(span, str):
             return self._cache[span]
-        if span.start is not None and self._starts is not None:
-            starts = self._starts
-            return bisect_left(starts, span.start + len(span.text)) - bisect_left(starts, span.start)
+        if span.start is not None and self._index is not None:
+            anchors, totals = self._index
+            return totals[bisect_left(anchors, span.start + len(span.text))] - totals[bisect_left(anchors, span.start)]
         return self._cache[span.text]
 
 
@@ -373,7 +379,7 @@ def _needs_split(block: _Block, layout: _Layout, counts: _Counts) -> bool:
 def _prime_splits(layouts: list[_Layout], counts: _Counts) -> None:
     """Count the split units of all oversized blocks of a page in two batches."""
     if counts.exact:
-        return  # stretches of the page are counted from its token starts: nothing to batch
+        return  # stretches of the page are counted from its token index: nothing to batch
     units = [(span, lay.budget) for lay in layouts for span in _split_units(lay, counts)]
     counts.prime(span for span, _ in units)
     over = [span for span, budget in units if counts.one(span) > budget]
@@ -532,7 +538,7 @@ def _fit(spans: list[_Span], budget: int, counts: _Counts) -> list[tuple[_Span, 
     """Spans with counts, over-budget ones replaced by word groups (one batch per level)."""
     sizes = counts.many(spans)
     over = [s for s, n in zip(spans, sizes) if n > budget]
-    if not counts.exact:  # else words are counted from the page's token starts, one by one
+    if not counts.exact:  # else words are counted from the page's token index, one by one
         counts.prime(w for s in over for w in _words(s))
     fitted: list[tuple[_Span, int]] = []
     for span, size in zip(spans, sizes):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
-from harvester.chunking.chunker import TextChunk, TokenCounter, TokenStarts, chunk_markdown, tokenizer_counter
+from harvester.chunking.chunker import TextChunk, TokenCounter, TokenIndexer, chunk_markdown, tokenizer_counter
 from harvester.chunking.context import context_line, embedding_text, heading_paths
 from harvester.embedding.folder import is_local_model
 from harvester.embedding.models import backend_options, load_backend, load_model_tokenizer
@@ -54,7 +54,7 @@ class ChunkingPipeline:
             raise NotConfigured("HARVESTER_CHUNK_MAX_TOKENS and _OVERLAP_TOKENS must be >= 0")
         self._count: TokenCounter | None = None
         # With a tokenizer whose counts add up over whitespace: a page is tokenized once.
-        self._token_starts: TokenStarts | None = None
+        self._token_index: TokenIndexer | None = None
         self._worker = Worker("harvester-chunking", settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
         # The tokenizer's thread pool (rayon) spreads a batch over every core and its threads spin
         # while they wait: 36,000 thread preemptions in a crawl of the Python docs, for batches of
@@ -76,7 +76,7 @@ class ChunkingPipeline:
         if light is not None:
             # The model's tokenizer without the model: chunking need not wait for it to load.
             self._count = light.count
-            self._token_starts = light.token_starts if light.additive else None
+            self._token_index = light.token_index if light.additive else None
             limit = light.max_tokens
         else:
             embedder = load_backend(self._model_name, **self._backend)
@@ -112,7 +112,7 @@ class ChunkingPipeline:
         reserve = min(max(self._count(contexts)) + 2, self._max_tokens // 3)
         pieces = chunk_markdown(
             item.markdown, self._count, max_tokens=self._max_tokens - reserve, overlap_tokens=self._overlap,
-            token_starts=self._token_starts,
+            token_index=self._token_index,
         )
         contexts = self._fit_contexts(item.title, pieces)
         occurrences: Counter[str] = Counter()
@@ -146,7 +146,7 @@ class ChunkingPipeline:
         """Tokens of each context line and chunk text as embedded; with an additive tokenizer the
         chunk's own count plus its context line's (joined by a blank line), each context counted once."""
         assert self._count is not None
-        if self._token_starts is None:
+        if self._token_index is None:
             return self._count([embedding_text(context, piece.text) for context, piece in embedded])
         lines = list(dict.fromkeys(context for context, _ in embedded if context))
         sizes = dict(zip(lines, self._count(lines), strict=True))

@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import threading
+import unicodedata
 from array import array
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -22,7 +23,7 @@ from harvester.embedding.folder import ModelUnavailable, resolve_model, vector_n
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from sentence_transformers import SentenceTransformer
 
@@ -88,15 +89,35 @@ def load_embedder(name: str, device: str | None = None) -> Embedder:
     return Embedder(model=model, name=name)
 
 
+def _char_class(ascii_chars: str, wanted: Callable[[str], bool]) -> str:
+    """The inside of a regex character class: ``ascii_chars`` and the non-ASCII characters of the
+    Basic Multilingual Plane that are ``wanted``, as ranges."""
+    ranges: list[list[int]] = []
+    for code in range(0x80, 0x10000):
+        if wanted(chr(code)):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return ascii_chars + "".join(chr(low) if low == high else f"{chr(low)}-{chr(high)}" for low, high in ranges)
+
+
 # Characters per piece a page is encoded in, and pieces per call (see ModelTokenizer.token_starts).
 _PIECE_CHARS = 2000
 _PIECES_PER_BATCH = 32
-# BERT's normalizer keeps printable ASCII as it is (but for case). A word as BERT's pre-tokenizer
-# cuts plain ASCII (letters and digits, or one punctuation mark), or, from its start, a
-# whitespace-delimited run holding any other character (left to the tokenizer).
-# One capturing group around the whole match, so that ``split`` returns the words between the gaps.
-_WORDS_AND_RUNS = re.compile(
-    r"((?<![^ \t\n\r])[^ \t\n\r]*[^\x20-\x7e\t\n\r][^ \t\n\r]*|[A-Za-z0-9]+|[!-/:-@\[-`{-~])")
+# A page is counted by runs: the text between whitespace as BERT knows it (space, tab, line ends
+# and the Unicode space separators, which its normalizer makes spaces), and each non-ASCII
+# punctuation mark on its own. BERT's pre-tokenizer cuts at all of them, so a run's tokens are the
+# same wherever it stands (a CJK sentence ends at "。" with no space after it: that is a run's end).
+# ASCII punctuation stays inside its run: nothing is cut there but whitespace. One capturing group
+# around the whole match, so that ``split`` returns the runs between the gaps.
+_BERT_SPACES = _char_class(" \t\n\r", lambda char: unicodedata.category(char) == "Zs")
+# In the Basic Multilingual Plane: a class reaching past it makes the regex several times slower
+# (a run holding rarer punctuation is then counted whole, still exactly).
+_PUNCTUATION = _char_class("", lambda char: unicodedata.category(char).startswith("P"))
+_RUNS = re.compile(f"([^{_BERT_SPACES}{_PUNCTUATION}]+|[{_PUNCTUATION}])")
+# BERT's words in a run of printable ASCII: letters and digits, or one punctuation mark.
+_ASCII_WORDS = re.compile(r"[A-Za-z0-9]+|[!-/:-@\[-`{-~]")
 _WORD_CACHE_SIZE = 200_000
 _RUNS_PER_BATCH = 1024  # runs encoded by one tokenizer call: a few encodings alive at once
 # Characters of a page cut into words at once: the parts of a 2 MB changelog page, all at once,
@@ -137,86 +158,93 @@ class ModelTokenizer:
     max_tokens: int
     # Its tokens never cross whitespace or punctuation (BERT's pre-tokenizer splits at both, and
     # WordPiece works within those words): a text's count is the sum of its parts' counts when it
-    # is cut there, so one encoding of a page counts any stretch of it (``token_starts``).
+    # is cut there, so one encoding of a page counts any stretch of it (``token_index``).
     additive: bool = False
-    # Text may be split into BERT's words here (plain-ASCII words, and whitespace-delimited runs
-    # holding anything else) and each distinct one's pieces looked up once (``_cached_starts``):
-    # the tokenizer builds a whole encoding (ids, tokens, masks, offsets) per call, about 20 ms of
-    # CPU for a long docs page, for offsets only needed per word.
+    # Text may be cut into runs (``_RUNS``) and each distinct run's count looked up once per crawl
+    # (``token_index``): the tokenizer builds a whole encoding (ids, tokens, masks, offsets) per
+    # call, about 20 ms of CPU for a long docs page, where a page's counts per run are enough.
     # Set for a BERT normalizer (or none), BERT pre-tokenizer and WordPiece model: the same tokens.
     word_cache: bool = False
     lowercase: bool = False
     added_tokens: tuple[str, ...] = ()
-    _words: dict[str, tuple[int, ...]] = field(default_factory=dict, init=False, compare=False, repr=False)
+    _runs: dict[str, int] = field(default_factory=dict, init=False, compare=False, repr=False)
+    _words: dict[str, int] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def count(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of each text, without the special tokens the model adds."""
         if self.word_cache and not self._holds_added_token(texts):
-            return [sum(sum(map(len, self._cached_pieces(segment)[1])) for _, segment in _segments(text))
-                    for text in texts]
+            return [self._run_total(text) for text in texts]
         return [len(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
-    def token_starts(self, text: str) -> Sequence[int]:
-        """Where each word piece of ``text`` starts (in characters), in order. Only for an
-        ``additive`` tokenizer."""
-        if self.word_cache and not self._holds_added_token((text,)):
-            return self._cached_starts(text)
-        return self._encoded_starts(text)
+    def token_index(self, text: str) -> tuple[Sequence[int], Sequence[int]]:
+        """Where ``text``'s word pieces are (``harvester.chunking.chunker.TokenIndex``): run starts
+        and the pieces before each; exact for any stretch cut at whitespace or next to a non-ASCII
+        punctuation mark. Only for an ``additive`` tokenizer."""
+        if not self.word_cache or self._holds_added_token((text,)):
+            starts = self.token_starts(text)
+            return starts, range(len(starts) + 1)
+        anchors: array[int] = array("l")
+        totals: array[int] = array("l", [0])
+        for offset, segment in _segments(text):
+            # re.split and the positions summed from the parts' lengths: a match object per run
+            # (finditer) would cost more than the rest together.
+            parts = _RUNS.split(segment)  # gap, run, gap, run, ..., gap
+            found = parts[1::2]
+            counts = self._known_runs(found)
+            anchors.extend(map(offset.__add__, list(accumulate(map(len, parts)))[:-1:2]))
+            sums = accumulate(map(counts.__getitem__, found), initial=totals[-1])
+            next(sums)
+            totals.extend(sums)
+        return anchors, totals
+
+    def _run_total(self, text: str) -> int:
+        total = 0
+        for _, segment in _segments(text):
+            runs = _RUNS.findall(segment)
+            total += sum(map(self._known_runs(runs).__getitem__, runs))
+        return total
 
     def _holds_added_token(self, texts: Sequence[str]) -> bool:
         # The tokenizer matches its added tokens ([CLS], [MASK]...) in the raw text, before words.
         return any(token in text for text in texts for token in self.added_tokens)
 
-    def _cached_starts(self, text: str) -> array[int]:
-        """``token_starts`` from the word cache: each distinct plain-ASCII word, and each distinct
-        whitespace-delimited run holding any other character, is tokenized once per crawl (tokens
-        never cross whitespace, so a run's tokens are the same wherever it stands)."""
-        starts = array("l")
-        for offset, segment in _segments(text):
-            positions, pieces = self._cached_pieces(segment)
-            starts.extend([offset + at + piece for at, word in zip(positions, pieces) for piece in word])
-        return starts
-
-    def _cached_pieces(self, text: str) -> tuple[list[int], list[tuple[int, ...]]]:
-        """Where each word or run of ``text`` starts, and its tokens' starts within it.
-
-        The text is cut with ``re.split`` and the positions summed from the parts' lengths: a
-        match object per word (``finditer``) was the larger part of chunking's CPU."""
-        words = self._words
-        if len(words) > _WORD_CACHE_SIZE:
-            # A new dict, not clear(): another thread may be reading this one.
-            words = {}
-            object.__setattr__(self, "_words", words)
-        parts = _WORDS_AND_RUNS.split(text)  # gap, word, gap, word, ..., gap
-        found = parts[1::2]
-        unknown = set(found).difference(words)
-        if unknown:
-            self._tokenize_words(unknown, words)
-        positions = list(accumulate(map(len, parts)))[:-1:2]
-        return positions, list(map(words.__getitem__, found))
-
-    def _tokenize_words(self, unknown: set[str], words: dict[str, tuple[int, ...]]) -> None:
-        model = self.tokenizer.model
-        runs = []
-        for word in unknown:
-            if word.isascii() and word.isprintable():
-                token_words = model.tokenize(word.lower() if self.lowercase else word)
-                words[word] = tuple(token.offsets[0] for token in token_words)
+    def _known_runs(self, runs: Sequence[str]) -> dict[str, int]:
+        """The run cache, holding ``runs``. A run of printable ASCII is counted from its words
+        (BERT's, each counted once per crawl by the WordPiece model alone: its normalizer keeps
+        them as they are but for case); any other goes through the whole tokenizer."""
+        known = self._runs
+        if len(known) > _WORD_CACHE_SIZE:
+            # New dicts, not clear(): another thread may be reading these.
+            known = {}
+            object.__setattr__(self, "_runs", known)
+            object.__setattr__(self, "_words", {})
+        unknown = set(runs).difference(known)
+        if not unknown:
+            return known
+        words, model, other = self._words, self.tokenizer.model, []
+        for run in unknown:
+            if run.isascii() and run.isprintable():
+                total = 0
+                for word in _ASCII_WORDS.findall(run):
+                    size = words.get(word)
+                    if size is None:
+                        size = words[word] = len(model.tokenize(word.lower() if self.lowercase else word))
+                    total += size
+                known[run] = total
             else:
-                # A run holding anything else goes through the whole tokenizer (its normalizer).
-                runs.append(word)
-        for first in range(0, len(runs), _RUNS_PER_BATCH):
-            batch = runs[first:first + _RUNS_PER_BATCH]
-            encodings = self.tokenizer.encode_batch(batch, add_special_tokens=False)
-            for run, encoding in zip(batch, encodings):
-                words[run] = tuple(start for start, _ in encoding.offsets)
+                other.append(run)
+        for first in range(0, len(other), _RUNS_PER_BATCH):
+            batch = other[first:first + _RUNS_PER_BATCH]
+            for run, encoding in zip(batch, self.tokenizer.encode_batch(batch, add_special_tokens=False)):
+                known[run] = len(encoding.ids)
+        return known
 
-    def _encoded_starts(self, text: str) -> Sequence[int]:
-        """``token_starts`` through the tokenizer: the text is encoded in pieces cut at line ends
-        (the tokenizer is much slower on one long input than on the same text in pieces of a few
-        thousand characters), which does not change its tokens; a few pieces at a time, keeping
-        only the offsets (an encoding holds ids, tokens, masks and offsets: tens of MB for a long
-        page)."""
+    def token_starts(self, text: str) -> Sequence[int]:
+        """Where each word piece of ``text`` starts (in characters), in order, through the
+        tokenizer. The text is encoded in pieces cut at line ends (the tokenizer is much slower on
+        one long input than on the same text in pieces of a few thousand characters), which does
+        not change its tokens; a few pieces at a time, keeping only the offsets (an encoding holds
+        ids, tokens, masks and offsets: tens of MB for a long page)."""
         starts = array("l")
         pieces: list[str] = []
         at: list[int] = []
