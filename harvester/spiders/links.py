@@ -52,6 +52,10 @@ class PageLinkExtractor(LinkExtractor):
         self._drop_fragments = not (self.allow_res or self.deny_res)
         self._resolved: BoundedCache[tuple[str, str, str, str], str | None] = (
             BoundedCache(self._resolve, cache_size) if cache_size else BoundedCache(self._resolve))
+        # Whether a URL is allowed depends on the URL alone (restrict_text, which reads the link's
+        # text, is not cacheable): one answer for every directory whose pages link to it.
+        self._allowed: BoundedCache[str, bool] = (
+            BoundedCache(self._url_allowed, cache_size) if cache_size else BoundedCache(self._url_allowed))
 
     def urls(self, response: TextResponse) -> list[str]:
         """The distinct URLs, without fragments, that ``extract_links(response)`` would give."""
@@ -88,7 +92,10 @@ class PageLinkExtractor(LinkExtractor):
         except ValueError:
             return None
         url = urljoin(page_url, url)
-        return without_fragment(url) if self._link_allowed(Link(url)) else None
+        return without_fragment(url) if self._allowed(url) else None
+
+    def _url_allowed(self, url: str) -> bool:
+        return self._link_allowed(Link(url))
 
 
 def _href_xpath(tags: Any, attrs: Any) -> etree.XPath:
