@@ -23,7 +23,7 @@ from harvester.embedding.folder import ModelUnavailable, resolve_model, vector_n
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Iterator, Sequence
 
     from sentence_transformers import SentenceTransformer
 
@@ -89,19 +89,6 @@ def load_embedder(name: str, device: str | None = None) -> Embedder:
     return Embedder(model=model, name=name)
 
 
-def _char_class(ascii_chars: str, wanted: Callable[[str], bool]) -> str:
-    """The inside of a regex character class: ``ascii_chars`` and the non-ASCII characters of the
-    Basic Multilingual Plane that are ``wanted``, as ranges."""
-    ranges: list[list[int]] = []
-    for code in range(0x80, 0x10000):
-        if wanted(chr(code)):
-            if ranges and ranges[-1][1] == code - 1:
-                ranges[-1][1] = code
-            else:
-                ranges.append([code, code])
-    return ascii_chars + "".join(chr(low) if low == high else f"{chr(low)}-{chr(high)}" for low, high in ranges)
-
-
 # Characters per piece a page is encoded in, and pieces per call (see ModelTokenizer.token_starts).
 _PIECE_CHARS = 2000
 _PIECES_PER_BATCH = 32
@@ -109,13 +96,27 @@ _PIECES_PER_BATCH = 32
 # and the Unicode space separators, which its normalizer makes spaces), and each non-ASCII
 # punctuation mark on its own. BERT's pre-tokenizer cuts at all of them, so a run's tokens are the
 # same wherever it stands (a CJK sentence ends at "。" with no space after it: that is a run's end).
-# ASCII punctuation stays inside its run: nothing is cut there but whitespace. One capturing group
-# around the whole match, so that ``split`` returns the runs between the gaps.
-_BERT_SPACES = _char_class(" \t\n\r", lambda char: unicodedata.category(char) == "Zs")
-# In the Basic Multilingual Plane: a class reaching past it makes the regex several times slower
-# (a run holding rarer punctuation is then counted whole, still exactly).
-_PUNCTUATION = _char_class("", lambda char: unicodedata.category(char).startswith("P"))
-_RUNS = re.compile(f"([^{_BERT_SPACES}{_PUNCTUATION}]+|[{_PUNCTUATION}])")
+# ASCII punctuation stays inside its run: nothing is cut there but whitespace.
+
+
+@functools.cache
+def _runs() -> re.Pattern[str]:
+    """The pattern of runs, with one capturing group around the whole match (``split`` returns the
+    runs between the gaps). Built on first use: reading the categories of the Basic Multilingual
+    Plane costs 20 ms, which a command that chunks nothing need not pay. Only that plane: a class
+    reaching past it makes the regex several times slower (a run holding rarer punctuation is
+    then counted whole, still exactly)."""
+    spaces, punctuation = [" \t\n\r"], []
+    for code in range(0x80, 0x10000):
+        category = unicodedata.category(chr(code))
+        if category == "Zs":
+            spaces.append(chr(code))
+        elif category[0] == "P":
+            punctuation.append(re.escape(chr(code)))
+    marks = "".join(punctuation)
+    return re.compile(f"([^{''.join(spaces)}{marks}]+|[{marks}])")
+
+
 # BERT's words in a run of printable ASCII: letters and digits, or one punctuation mark.
 _ASCII_WORDS = re.compile(r"[A-Za-z0-9]+|[!-/:-@\[-`{-~]")
 _WORD_CACHE_SIZE = 200_000
@@ -160,7 +161,7 @@ class ModelTokenizer:
     # WordPiece works within those words): a text's count is the sum of its parts' counts when it
     # is cut there, so one encoding of a page counts any stretch of it (``token_index``).
     additive: bool = False
-    # Text may be cut into runs (``_RUNS``) and each distinct run's count looked up once per crawl
+    # Text may be cut into runs (``_runs``) and each distinct run's count looked up once per crawl
     # (``token_index``): the tokenizer builds a whole encoding (ids, tokens, masks, offsets) per
     # call, about 20 ms of CPU for a long docs page, where a page's counts per run are enough.
     # Set for a BERT normalizer (or none), BERT pre-tokenizer and WordPiece model: the same tokens.
@@ -188,7 +189,7 @@ class ModelTokenizer:
         for offset, segment in _segments(text):
             # re.split and the positions summed from the parts' lengths: a match object per run
             # (finditer) would cost more than the rest together.
-            parts = _RUNS.split(segment)  # gap, run, gap, run, ..., gap
+            parts = _runs().split(segment)  # gap, run, gap, run, ..., gap
             found = parts[1::2]
             counts = self._known_runs(found)
             anchors.extend(map(offset.__add__, list(accumulate(map(len, parts)))[:-1:2]))
@@ -200,7 +201,7 @@ class ModelTokenizer:
     def _run_total(self, text: str) -> int:
         total = 0
         for _, segment in _segments(text):
-            runs = _RUNS.findall(segment)
+            runs = _runs().findall(segment)
             total += sum(map(self._known_runs(runs).__getitem__, runs))
         return total
 
