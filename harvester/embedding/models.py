@@ -96,7 +96,7 @@ _PIECES_PER_BATCH = 32
 # and the Unicode space separators, which its normalizer makes spaces), and each non-ASCII
 # punctuation mark on its own. BERT's pre-tokenizer cuts at all of them, so a run's tokens are the
 # same wherever it stands (a CJK sentence ends at "。" with no space after it: that is a run's end).
-# ASCII punctuation stays inside its run: nothing is cut there but whitespace.
+# ASCII punctuation stays inside its run: the chunker cuts nothing there but whitespace.
 
 
 @functools.cache
@@ -114,7 +114,9 @@ def _runs() -> re.Pattern[str]:
         elif category[0] == "P":
             punctuation.append(re.escape(chr(code)))
     marks = "".join(punctuation)
-    return re.compile(f"([^{''.join(spaces)}{marks}]+|[{marks}])")
+    # An ASCII ")" right after such a mark is a run of its own too: the chunker ends a CJK sentence
+    # after "。)" as after "。）" (harvester.chunking.chunker._SENTENCE_SEP).
+    return re.compile(f"(\\)(?<=[{marks}]\\))|[^{''.join(spaces)}{marks}]+|[{marks}])")
 
 
 # BERT's words in a run of printable ASCII: letters and digits, or one punctuation mark.
