@@ -6,6 +6,7 @@ unusable; a scheduler or CI running Harvester needs the failure in the exit stat
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -106,3 +107,9 @@ class Command(ScrapyCrawlCommand):
         self.exitcode, error = crawl_outcome(crawler, self.crawler_process.bootstrap_failed)
         if error is not None:
             fail(self, error, exitcode=self.exitcode)
+        # The process ends after this: the interpreter's last collections would walk every object
+        # the crawl left alive (0.2 s of CPU after a 70-page crawl, about a tenth of its pages'
+        # work) only to free memory the exit frees anyway. Frozen, they are left to the exit.
+        # Nothing that matters is skipped: the feed, the index, the browser and the workers are
+        # closed when the spider closes, and atexit handlers still run.
+        gc.freeze()
