@@ -24,9 +24,9 @@ tokens never cross whitespace, such as BERT's WordPiece: see
 ``harvester.embedding.models.ModelTokenizer``) the page is tokenized once: every
 block, sentence, line and word the chunker measures is a stretch of the page
 cut at whitespace (or after a CJK full stop), and its count is the number of
-the page's tokens that start inside it (two binary searches in the index).  A chunk is such stretches joined by
-whitespace, so its count is their sum: the limits hold without encoding any
-chunk again.  Only what is not a stretch of the page (normalised headings,
+the page's tokens that start inside it (two binary searches in the index).  A
+chunk is such stretches joined by whitespace, so its count is their sum: the
+limits hold without encoding any chunk again.  Only what is not a stretch of the page (normalised headings,
 pieces of a word cut by characters) is encoded on its own, and a chunk holding
 a word cut by characters is verified by encoding it.
 
@@ -65,7 +65,8 @@ TokenCounter = Callable[[Sequence[str]], list[int]]
 TokenIndex = tuple[Sequence[int], Sequence[int]]
 TokenIndexer = Callable[[str], TokenIndex]
 
-__all__ = ["TextChunk", "TokenCounter", "TokenIndex", "TokenIndexer", "chunk_markdown", "tokenizer_counter", "whitespace_counter"]
+__all__ = ["TextChunk", "TokenCounter", "TokenIndex", "TokenIndexer", "chunk_markdown", "tokenizer_counter",
+           "whitespace_counter"]
 
 # Re-splitting converges in 1-2 rounds for real tokenizers; the cap only guards
 # against a pathological counter before the character-level last resort.
@@ -275,7 +276,8 @@ class _Counts:
             return self._cache[span]
         if span.start is not None and self._index is not None:
             anchors, totals = self._index
-            return totals[bisect_left(anchors, span.start + len(span.text))] - totals[bisect_left(anchors, span.start)]
+            end = span.start + len(span.text)
+            return totals[bisect_left(anchors, end)] - totals[bisect_left(anchors, span.start)]
         return self._cache[span.text]
 
 
@@ -492,7 +494,7 @@ def _prose_pieces(
     spans: list[_Span], index: int, budget: int, counts: _Counts, sep: str
 ) -> list[_Piece]:
     sized = _fit(spans, budget, counts)
-    return [_Piece(span.text, n, "prose", sep if i == 0 else span.sep, index, additive=span.start is not None)
+    return [_Piece(span.text, n, "prose", span.sep if i else sep, index, additive=span.start is not None)
             for i, (span, n) in enumerate(sized)]
 
 

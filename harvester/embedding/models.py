@@ -100,7 +100,7 @@ _PIECES_PER_BATCH = 32
 
 
 @functools.cache
-def _runs() -> re.Pattern[str]:
+def _run_pattern() -> re.Pattern[str]:
     """The pattern of runs, with one capturing group around the whole match (``split`` returns the
     runs between the gaps). Built on first use: reading the categories of the Basic Multilingual
     Plane costs 20 ms, which a command that chunks nothing need not pay. Only that plane: a class
@@ -163,7 +163,7 @@ class ModelTokenizer:
     # WordPiece works within those words): a text's count is the sum of its parts' counts when it
     # is cut there, so one encoding of a page counts any stretch of it (``token_index``).
     additive: bool = False
-    # Text may be cut into runs (``_runs``) and each distinct run's count looked up once per crawl
+    # Text may be cut into runs (``_run_pattern``) and each distinct run's count looked up once per crawl
     # (``token_index``): the tokenizer builds a whole encoding (ids, tokens, masks, offsets) per
     # call, about 20 ms of CPU for a long docs page, where a page's counts per run are enough.
     # Set for a BERT normalizer (or none), BERT pre-tokenizer and WordPiece model: the same tokens.
@@ -191,7 +191,7 @@ class ModelTokenizer:
         for offset, segment in _segments(text):
             # re.split and the positions summed from the parts' lengths: a match object per run
             # (finditer) would cost more than the rest together.
-            parts = _runs().split(segment)  # gap, run, gap, run, ..., gap
+            parts = _run_pattern().split(segment)  # gap, run, gap, run, ..., gap
             found = parts[1::2]
             counts = self._known_runs(found)
             anchors.extend(map(offset.__add__, list(accumulate(map(len, parts)))[:-1:2]))
@@ -203,7 +203,7 @@ class ModelTokenizer:
     def _run_total(self, text: str) -> int:
         total = 0
         for _, segment in _segments(text):
-            runs = _runs().findall(segment)
+            runs = _run_pattern().findall(segment)
             total += sum(map(self._known_runs(runs).__getitem__, runs))
         return total
 

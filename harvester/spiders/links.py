@@ -54,8 +54,8 @@ class PageLinkExtractor(LinkExtractor):
             BoundedCache(self._resolve, cache_size) if cache_size else BoundedCache(self._resolve))
         # Whether a URL is allowed depends on the URL alone (restrict_text, which reads the link's
         # text, is not cacheable): one answer for every directory whose pages link to it.
-        self._allowed: BoundedCache[str, bool] = (
-            BoundedCache(self._url_allowed, cache_size) if cache_size else BoundedCache(self._url_allowed))
+        self._allowed: BoundedCache[str, bool] = (BoundedCache(self._url_allowed, cache_size) if cache_size
+                                                  else BoundedCache(self._url_allowed))
 
     def urls(self, response: TextResponse) -> list[str]:
         """The distinct URLs, without fragments, that ``extract_links(response)`` would give."""
