@@ -146,8 +146,9 @@ def _setdefault_component(settings: BaseSettings, name: str, path: str, priority
 def _drop_base_component(settings: BaseSettings, name: str, path: str) -> None:
     """Take a component that is off out of Scrapy's ``<name>_BASE``: Scrapy imports every
     component it lists to learn that it is off (the remote-control server imports aiohttp, a tenth
-    of a second of every crawl's start), and every key of ``<name>`` too, even one set to None,
-    so that is no way to turn it off without the import. Naming it in ``<name>`` still builds it."""
+    of a second of every crawl's start), and every key of ``<name>`` too, even one set to None:
+    leaving it out of the base is the only way to have it off without the import. Naming it in
+    ``<name>`` still builds it."""
     base = settings.getdict(f"{name}_BASE")
     if base.pop(path, None) is not None:
         settings.set(f"{name}_BASE", base, settings.getpriority(f"{name}_BASE") or 0)

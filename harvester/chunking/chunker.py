@@ -77,18 +77,16 @@ _BLOCK_SEP = "\n\n"
 _PERMALINK = re.compile(r"\[\s*(?:¶|§|#|🔗)?\s*\]\([^)]*\)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_SENTENCE_SEP = re.compile(
-    r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]]))\s+"  # Latin: needs whitespace after the stop
-    r"|(?:(?<=[。！？])(?![」』”’）)])|(?<=[。！？][」』”’）)]))\s*"  # CJK: no space needed
-    r"|\n(?=[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t])"  # list items end a "sentence" too
-)
-# The same separators for text without a CJK full stop (whose separator may be empty), each
-# alternative starting with the character it consumes, so that the regex engine skips ahead to
-# whitespace instead of trying the lookbehinds at every position: three times faster.
-_LATIN_SENTENCE_SEP = re.compile(
-    r"\s(?<=[.!?]\s)\s*|\s(?<=[.!?][\"'”’)\]]\s)\s*"
-    r"|\n(?=[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t])"
-)
+# Sentence ends. Each Latin and list-item alternative starts with the character it consumes
+# (the stop before it checked by a lookbehind after it), so the regex engine skips ahead to
+# whitespace instead of trying lookbehinds at every position; the CJK one cannot (its separator
+# may be empty), so text without a CJK full stop is cut without it: three times faster.
+_LATIN_STOP = (r"\s(?<=[.!?]\s)\s*"  # Latin: needs whitespace after the stop
+               r"|\s(?<=[.!?][\"'”’)\]]\s)\s*")  # ... or after a closing quote or bracket
+_CJK_SEP = r"(?:(?<=[。！？])(?![」』”’）)])|(?<=[。！？][」』”’）)]))\s*"  # CJK: no space needed
+_LIST_ITEM = r"\n(?=[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t])"  # list items end a "sentence" too
+_SENTENCE_SEP = re.compile(f"{_LATIN_STOP}|{_CJK_SEP}|{_LIST_ITEM}")
+_LATIN_SENTENCE_SEP = re.compile(f"{_LATIN_STOP}|{_LIST_ITEM}")
 _CJK_STOP = re.compile("[。！？]")
 _SPACE = re.compile(r"\s+")
 # Characters Python cuts at as whitespace that tokenizers treat otherwise (BERT's drops the control
