@@ -1,5 +1,5 @@
-"""Where the pipeline's CPU work runs: small work on the calling (reactor) thread, large work and
-work arriving while the worker is busy in the worker thread, one call at a time either way."""
+"""Where the pipeline's CPU work runs: small work on the calling (reactor) thread, once the worker
+is idle; large work in the worker thread; one call at a time either way."""
 
 from __future__ import annotations
 
@@ -40,43 +40,52 @@ def test_without_a_limit_all_work_goes_to_the_worker():
         worker.close()
 
 
-def test_small_work_waits_behind_the_workers_calls_and_never_overlaps_them():
-    """A small call that arrives while a large one runs in the worker goes to the worker after
-    it: the tokenizer and the template learner are never used by two threads at once."""
+def test_small_work_waits_for_the_workers_calls_then_runs_here_never_overlapping_them():
+    """A small call that arrives while a large one runs in the worker waits for it, and for a
+    large one that came meanwhile, then runs on the calling thread: the tokenizer and the template
+    learner are never used by two threads at once, and the pages behind a long one are not handed
+    to the thread one by one."""
     worker = Worker("test-worker", inline_below=100)
-    release = threading.Event()
+    release_first, release_second = threading.Event(), threading.Event()
     running: list[str] = []
     overlaps: list[str] = []
 
-    def job(name: str, wait: bool = False) -> tuple[str, str]:
+    def job(name: str, release: threading.Event | None = None) -> tuple[str, str]:
         if running:
             overlaps.append(name)
         running.append(name)
-        if wait:
+        if release is not None:
             release.wait(5)
         running.remove(name)
+        if name == "failing":
+            raise RuntimeError(name)
         return name, _where()
 
     async def main() -> list[tuple[str, str]]:
-        large = asyncio.ensure_future(worker.run_sized(1000, job, "large", True))
+        first = asyncio.ensure_future(worker.run_sized(1000, job, "failing", release_first))
         await asyncio.sleep(0.05)  # the large call is running in the worker now
         small = asyncio.ensure_future(worker.run_sized(1, job, "small"))
         await asyncio.sleep(0.05)
-        assert not small.done()  # queued behind the large call, not run here meanwhile
-        release.set()
-        done = [await large, await small]
-        done.append(await worker.run_sized(1, job, "after"))  # the worker is idle again: here
-        return done
+        second = asyncio.ensure_future(worker.run_sized(1000, job, "second", release_second))
+        await asyncio.sleep(0.05)
+        assert not small.done()  # not run here meanwhile
+        release_first.set()
+        with pytest.raises(RuntimeError):
+            await first
+        await asyncio.sleep(0.05)
+        assert not small.done()  # the second large call came before it ran: it waits for that too
+        release_second.set()
+        return [await second, await small, await worker.run_sized(1, job, "after")]
 
     try:
         here = threading.current_thread().name
-        (large, large_thread), (small, small_thread), (after, after_thread) = asyncio.run(main())
+        (second, second_thread), (small, small_thread), (after, after_thread) = asyncio.run(main())
     finally:
         worker.close()
-    assert (large, small, after) == ("large", "small", "after")
+    assert (second, small, after) == ("second", "small", "after")
     assert not overlaps
-    assert large_thread.startswith("test-worker") and small_thread.startswith("test-worker")
-    assert after_thread == here
+    assert second_thread.startswith("test-worker")
+    assert small_thread == after_thread == here
 
 
 @pytest.mark.e2e
