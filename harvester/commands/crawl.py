@@ -10,6 +10,7 @@ import gc
 import logging
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from harvester.commands import fail, settings_problem
@@ -102,6 +103,11 @@ class Command(ScrapyCrawlCommand):
             fail(self, refusal, exitcode=2)
             return
         crawler = self._create_crawler(spidercls)
+        # What start-up built (modules, classes, Scrapy's components: most of the objects alive
+        # in a crawl) lives as long as the process: frozen once the spider opens, it is no longer
+        # walked by every full collection (0.16 -> 0.04 s of a 49-page crawl's CPU). The few
+        # objects of garbage alive at that moment stay; the crawl's own garbage is collected.
+        crawler.signals.connect(_freeze_start_up, signal=signals.spider_opened, weak=False)
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
         self.exitcode, error = crawl_outcome(crawler, self.crawler_process.bootstrap_failed)
@@ -113,3 +119,7 @@ class Command(ScrapyCrawlCommand):
         # Nothing that matters is skipped: the feed, the index, the browser and the workers are
         # closed when the spider closes, and atexit handlers still run.
         gc.freeze()
+
+
+def _freeze_start_up(spider: Spider) -> None:
+    gc.freeze()
