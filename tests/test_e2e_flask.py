@@ -116,6 +116,14 @@ def test_search_prints_readable_results_and_fails_clearly_without_a_collection(d
     # The real command: its exit status and its error on stderr.
     missing = run_scrapy(["search", "--collection", "nothing", "blueprint"], workdir, timeout=120)
     assert missing.returncode == 1 and "no collection 'nothing'" in missing.stderr
+    # A query that starts with "-": read as Scrapy's -s option, it gets told where it goes; after
+    # "--" it is a query.
+    dashed = "-s on the command line or a blueprint's settings"
+    misread = run_scrapy(["search", dashed], workdir, timeout=120)
+    assert misread.returncode == 2 and 'starts with "-" goes after --' in misread.stderr
+    process = scrapy_command(["search", "--json", "--", dashed], workdir)
+    assert process.returncode == 0, process.stderr
+    assert json.loads(process.stdout)
 
 
 @pytest.mark.parametrize("spider", ["docs", "site", "sitemap"])

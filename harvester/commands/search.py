@@ -26,7 +26,11 @@ class Command(ScrapyCommand):
     default_settings = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return '[options] "query"'
+        return '[options] [--] "query"'
+
+    def long_desc(self) -> str:
+        return ('Search the Harvester collection. A query that starts with "-" goes after --, '
+                'as in: scrapy search -- "-s or custom_settings: which wins?"')
 
     def short_desc(self) -> str:
         return "Search the Harvester collection"
@@ -45,6 +49,16 @@ class Command(ScrapyCommand):
         parser.add_argument("--group-by", choices=("page", "chunk"), default="page",
                             help="page: one result per page, with its best chunk (default); "
                                  "chunk: the best chunks, several per page if they rank so")
+
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        try:
+            super().process_options(args, opts)
+        except UsageError as exc:
+            if args:
+                raise
+            # Nothing left for the query: it began with "-" and was read as an option ("-s ...").
+            raise UsageError(f'{exc}. A query that starts with "-" goes after --: '
+                             'scrapy search -- "-s or custom_settings: which wins?"', print_help=False) from None
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or not " ".join(args).strip():
