@@ -193,7 +193,7 @@ def cold_search(path: Path, queries: list[str], runs: int, **extra: str) -> dict
     for q in queries[:runs]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        process = subprocess.run([sys.executable, "-m", "scrapy", "search", "-k", "5", q], cwd=REPO, env=env,
+        process = subprocess.run([sys.executable, "-m", "scrapy", "search", "-k", "5", "--", q], cwd=REPO, env=env,
                                  capture_output=True, text=True, timeout=300, check=False)
         walls.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
