@@ -359,6 +359,50 @@ def test_the_model_tokenizer_alone_counts_as_the_loaded_model_does(tokenizer) ->
     assert load_model_tokenizer("no-such/model") is None  # a hub id: the model is loaded instead
 
 
+def _model_folder(folder: Path, tokenizer_config: dict | None = None, tokenizer_json: dict | None = None) -> str:
+    """The default model's tokenizer files, with some of their keys changed, in ``folder``."""
+    import json
+    import shutil
+
+    from harvester.embedding.folder import DEFAULT_MODEL, resolve_model
+
+    source = Path(resolve_model(DEFAULT_MODEL))
+    shutil.copy(source / "sentence_bert_config.json", folder / "sentence_bert_config.json")
+    for name, changes in (("tokenizer_config.json", tokenizer_config), ("tokenizer.json", tokenizer_json)):
+        described = json.loads((source / name).read_text())
+        (folder / name).write_text(json.dumps({**described, **(changes or {})}))
+    return str(folder)
+
+
+def test_the_model_tokenizer_alone_is_refused_where_the_model_would_tokenize_otherwise(tmp_path) -> None:
+    """transformers rebuilds a BERT normalizer from tokenizer_config.json where the two disagree:
+    the folder's tokenizer alone would then count other tokens, so the model is loaded instead.
+    Counts add up over runs only with BERT's normalizer (or none), pre-tokenizer and WordPiece."""
+    from harvester.embedding.models import load_model_tokenizer
+
+    def loaded(name: str, **changes: dict):
+        folder = tmp_path / name
+        folder.mkdir()
+        return load_model_tokenizer(_model_folder(folder, **changes))
+
+    same = loaded("same")
+    assert same is not None and same.additive and same.word_cache and same.lowercase
+    assert loaded("cased", tokenizer_config={"do_lower_case": False}) is None
+    assert loaded("accents", tokenizer_config={"strip_accents": True}) is None
+    assert loaded("no-cjk", tokenizer_config={"tokenize_chinese_chars": False}) is None
+    cased_normalizer = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                        "strip_accents": None, "lowercase": False}
+    cased = loaded("cased-both", tokenizer_config={"do_lower_case": False},
+                   tokenizer_json={"normalizer": cased_normalizer})
+    assert cased is not None and cased.additive and not cased.lowercase
+    plain = loaded("no-normalizer", tokenizer_json={"normalizer": None})
+    assert plain is not None and plain.additive and not plain.lowercase
+    other = loaded("sequence", tokenizer_json={"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}]}})
+    assert other is not None and not other.additive and not other.word_cache and not other.lowercase
+    spaces = loaded("whitespace", tokenizer_json={"pre_tokenizer": {"type": "Whitespace"}})
+    assert spaces is not None and not spaces.additive
+
+
 _TRICKY = ["see [MASK] and [CLS]x [sep] done", "tab\there\x0bvt \x0c ff café naïve", "a" * 150 + " b",
            "x" * 99 + " " + "y" * 101, "MixedCase WORDS_with-punct... (f(x)=y)! `code` ~tilde {brace}",
            "Ünïcödé ☃ 中文 text, “quoted”—dash…", "İstanbul İİ", "\r\n\r\n", "", "a\x7fb \x00 c", "\u00a0nbsp\u200bzero",
