@@ -461,7 +461,8 @@ def test_chunks_from_the_run_index_are_the_chunks_from_every_tokens_start() -> N
     two anchors (only at whitespace, or after a CJK full stop), so its chunks are those it makes
     knowing where every token starts."""
     cached, encoded = _tokenizer_pair()
-    cjk = "日本語のテキストです。中文字符测试！「引用」。" * 40 + "\n\n" + "文。" * 300 + "\n\n" + "文。)字。」).字" * 100
+    cjk = ("日本語のテキストです。中文字符测试！「引用」。" * 40 + "\n\n" + "文。" * 300 + "\n\n"
+           + "文。)字。」).字" * 100)
     spaced = "word\u00a0word\u3000ｗｏｒｄ “quoted” — dash… " * 200
     markdowns = [_markdown_of(page) for page in _DOCS_PAGES[:8]] + [cjk, spaced] + _TRICKY
     for markdown in markdowns:

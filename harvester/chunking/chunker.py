@@ -26,9 +26,10 @@ block, sentence, line and word the chunker measures is a stretch of the page
 cut at whitespace (or after a CJK full stop), and its count is the number of
 the page's tokens that start inside it (two binary searches in the index).  A
 chunk is such stretches joined by whitespace, so its count is their sum: the
-limits hold without encoding any chunk again.  Only what is not a stretch of the page (normalised headings,
-pieces of a word cut by characters) is encoded on its own, and a chunk holding
-a word cut by characters is verified by encoding it.
+limits hold without encoding any chunk again.  Only what is not a stretch of
+the page (normalised headings, pieces of a word cut by characters) is encoded
+on its own, and a chunk holding a word cut by characters is verified by
+encoding it.
 
 Without ``token_index`` counting is batched: all headings and blocks of a page
 in one call, the split units of all oversized blocks of a page in one call, and

@@ -163,9 +163,9 @@ class ModelTokenizer:
     # WordPiece works within those words): a text's count is the sum of its parts' counts when it
     # is cut there, so one encoding of a page counts any stretch of it (``token_index``).
     additive: bool = False
-    # Text may be cut into runs (``_run_pattern``) and each distinct run's count looked up once per crawl
-    # (``token_index``): the tokenizer builds a whole encoding (ids, tokens, masks, offsets) per
-    # call, about 20 ms of CPU for a long docs page, where a page's counts per run are enough.
+    # Text may be cut into runs (``_run_pattern``) and each distinct run's count looked up once
+    # per crawl (``token_index``): the tokenizer builds a whole encoding (ids, tokens, masks,
+    # offsets) per call, about 20 ms of CPU for a long docs page, where counts per run are enough.
     # Set for a BERT normalizer (or none), BERT pre-tokenizer and WordPiece model: the same tokens.
     word_cache: bool = False
     lowercase: bool = False

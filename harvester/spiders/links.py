@@ -23,7 +23,7 @@ from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from harvester.spiders._base import page_selector
-from harvester.urls.links import BoundedCache, join_key, relative_to_page, without_fragment
+from harvester.urls.links import DEFAULT_CACHE_SIZE, BoundedCache, join_key, relative_to_page, without_fragment
 
 if TYPE_CHECKING:
     from scrapy.http import TextResponse
@@ -50,12 +50,11 @@ class PageLinkExtractor(LinkExtractor):
         # Without allow/deny regexes (which could match a fragment), an href's fragment changes
         # nothing it resolves to once fragments are dropped: one answer for "page.html#a", "#b"...
         self._drop_fragments = not (self.allow_res or self.deny_res)
-        self._resolved: BoundedCache[tuple[str, str, str, str], str | None] = (
-            BoundedCache(self._resolve, cache_size) if cache_size else BoundedCache(self._resolve))
+        size = cache_size or DEFAULT_CACHE_SIZE
+        self._resolved: BoundedCache[tuple[str, str, str, str], str | None] = BoundedCache(self._resolve, size)
         # Whether a URL is allowed depends on the URL alone (restrict_text, which reads the link's
         # text, is not cacheable): one answer for every directory whose pages link to it.
-        self._allowed: BoundedCache[str, bool] = (BoundedCache(self._url_allowed, cache_size) if cache_size
-                                                  else BoundedCache(self._url_allowed))
+        self._allowed: BoundedCache[str, bool] = BoundedCache(self._url_allowed, size)
 
     def urls(self, response: TextResponse) -> list[str]:
         """The distinct URLs, without fragments, that ``extract_links(response)`` would give."""
