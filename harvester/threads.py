@@ -8,10 +8,28 @@ threads at once, so each pipeline owns one of these and its calls run in order.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
+
+# OpenBLAS (NumPy's BLAS) keeps a worker thread spinning for 2**28 CPU cycles, about 0.1 s, after
+# it starts and after each call it shares, waiting for more: a tenth of a second of a core at
+# NumPy's import in every process, for the few small BLAS calls a crawl or a search makes. 2**16
+# cycles (tens of microseconds) still keeps a thread ready between back-to-back calls.
+BLAS_THREAD_TIMEOUT = "16"
+
+
+def quiet_blas_threads() -> bool:
+    """Shorten OpenBLAS's spinning (``OPENBLAS_THREAD_TIMEOUT``) for this process and its children.
+    OpenBLAS reads the variable once, as NumPy loads it: whether it was set in time (False where
+    the environment already sets it, or NumPy is already loaded)."""
+    if "OPENBLAS_THREAD_TIMEOUT" in os.environ or "numpy" in sys.modules:
+        return False
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = BLAS_THREAD_TIMEOUT
+    return True
 
 
 class Worker:

@@ -411,6 +411,35 @@ def test_chunking_turns_the_tokenizers_thread_pool_off_unless_the_environment_sa
     assert os.environ["TOKENIZERS_PARALLELISM"] == "true"
 
 
+@pytest.mark.parametrize("environment, expected", [(None, "16"), ("24", "24")])
+def test_every_scrapy_command_shortens_openblas_spinning_unless_the_environment_says(environment, expected):
+    """Scrapy imports Harvester's command modules before it runs any command, and before NumPy
+    loads: OpenBLAS then reads a short spin (its threads spun 0.1 s of a core at NumPy's import,
+    bench/bench_blas_spin.py). A value the environment sets wins."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if environment is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = environment
+    code = ("import atexit, os, sys\n"
+            "atexit.register(lambda: print('numpy' in sys.modules, os.environ.get('OPENBLAS_THREAD_TIMEOUT')))\n"
+            "from scrapy.cmdline import execute\n"
+            "execute(['scrapy', 'list'])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "site" in done.stdout.split()
+    assert done.stdout.split()[-2:] == ["False", expected]
+    # Too late once NumPy is loaded: nothing is set then.
+    code = "import numpy; from harvester.threads import quiet_blas_threads; print(quiet_blas_threads())"
+    env.pop("OPENBLAS_THREAD_TIMEOUT", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env,
+                          check=True)
+    assert done.stdout.strip() == "False"
+
+
 @pytest.mark.e2e
 def test_the_crawl_command_freezes_start_up_and_leaves_the_last_collections_to_the_exit(tmp_path):
     """`scrapy crawl` freezes what start-up built once the spider opens (full collections then

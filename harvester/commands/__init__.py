@@ -9,12 +9,17 @@ import sys
 from typing import TYPE_CHECKING
 
 from harvester.config.checks import InvalidSettings, check_settings
+from harvester.threads import quiet_blas_threads
 
 if TYPE_CHECKING:
     from scrapy.commands import ScrapyCommand
     from scrapy.settings import Settings
 
 logger = logging.getLogger(__name__)
+
+# Scrapy imports every command module of the project before it runs one, and before anything
+# imports NumPy: the earliest point of every `scrapy` process of Harvester's, Scrapyd's included.
+quiet_blas_threads()
 
 
 def effective_settings(settings: Settings) -> Settings:
