@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from harvester.threads import BLAS_THREAD_TIMEOUT  # noqa: E402
+from harvester.threads import BLAS_THREAD_TIMEOUT
 
 CHILD = """
 import resource, time
