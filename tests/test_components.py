@@ -411,33 +411,59 @@ def test_chunking_turns_the_tokenizers_thread_pool_off_unless_the_environment_sa
     assert os.environ["TOKENIZERS_PARALLELISM"] == "true"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("environment, expected", [(None, "16"), ("24", "24")])
-def test_every_scrapy_command_shortens_openblas_spinning_unless_the_environment_says(environment, expected):
-    """Scrapy imports Harvester's command modules before it runs any command, and before NumPy
-    loads: OpenBLAS then reads a short spin (its threads spun 0.1 s of a core at NumPy's import,
-    bench/bench_blas_spin.py). A value the environment sets wins."""
+def test_a_crawl_shortens_openblas_spinning_before_numpy_loads_unless_the_environment_says(
+        tmp_path, environment, expected):
+    """Scrapy imports Harvester's command modules before it runs any command: when the crawl first
+    imports NumPy (deduplication does), OpenBLAS reads a short spin (its threads spun 0.1 s of a
+    core at NumPy's import, bench/bench_blas_spin.py). A value the environment sets wins."""
+    import subprocess
+    import sys
+
+    from tests.crawl import scrapy_env
+    from tests.servers.sitesrv import SiteServer
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(
+        "<html><head><title>Index</title></head><body><main><h1>The index</h1><p>"
+        + "Words of the index page, enough of them to be a page of their own. " * 20 + "</p></main></body></html>")
+    env = {k: v for k, v in scrapy_env(tmp_path).items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if environment is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = environment
+    # What the environment holds when the crawl imports NumPy.
+    code = ("import atexit, os, sys\n"
+            "seen = []\n"
+            "class NumpyProbe:\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            "        if name == 'numpy' and not seen:\n"
+            "            seen.append(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))\n"
+            "sys.meta_path.insert(0, NumpyProbe())\n"
+            "atexit.register(lambda: print('numpy imported with', seen))\n"
+            "from scrapy.cmdline import execute\n"
+            "execute(sys.argv)\n")
+    with SiteServer(root=site) as server:
+        done = subprocess.run([sys.executable, "-c", code, "crawl", "site", "-a", f"start={server.url}index.html",
+                               "-O", str(tmp_path / "pages.jsonl"), "-s", "HARVESTER_EMBEDDING_ENABLED=0",
+                               "-s", "HARVESTER_INDEX_ENABLED=0"],
+                              cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"numpy imported with [{expected!r}]" in done.stdout
+    assert (tmp_path / "pages.jsonl").read_text().count("\n") == 1
+
+
+def test_openblas_spinning_is_left_alone_once_numpy_is_loaded():
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
-    if environment is not None:
-        env["OPENBLAS_THREAD_TIMEOUT"] = environment
-    code = ("import atexit, os, sys\n"
-            "atexit.register(lambda: print('numpy' in sys.modules, os.environ.get('OPENBLAS_THREAD_TIMEOUT')))\n"
-            "from scrapy.cmdline import execute\n"
-            "execute(['scrapy', 'list'])\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "site" in done.stdout.split()
-    assert done.stdout.split()[-2:] == ["False", expected]
-    # Too late once NumPy is loaded: nothing is set then.
-    code = "import numpy; from harvester.threads import quiet_blas_threads; print(quiet_blas_threads())"
-    env.pop("OPENBLAS_THREAD_TIMEOUT", None)
+    code = ("import os, numpy; from harvester.threads import quiet_blas_threads; "
+            "print(quiet_blas_threads(), os.environ.get('OPENBLAS_THREAD_TIMEOUT'))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env,
                           check=True)
-    assert done.stdout.strip() == "False"
+    assert done.stdout.split() == ["False", "None"]
 
 
 @pytest.mark.e2e
