@@ -3,7 +3,7 @@
 Each round starts two fresh interpreters, in turn: one with the environment Harvester's commands
 give themselves (``harvester.threads.quiet_blas_threads``: ``OPENBLAS_THREAD_TIMEOUT=16``), one
 with OpenBLAS's default spin (the variable unset). Each imports NumPy, as a crawl does when it
-deduplicates its first page and ``scrapy search`` does with the Qdrant client, then idles for
+builds its deduplication pipeline and ``scrapy search`` does with the Qdrant client, then idles for
 0.3 s (the default spin lasts about 0.1 s), and reports its CPU (user + system, every thread)
 from the import on. The figures are medians; their ratio is what the short spin leaves.
 
