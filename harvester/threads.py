@@ -32,6 +32,13 @@ def quiet_blas_threads() -> bool:
     return True
 
 
+def _read_outcome(future: asyncio.Future[Any]) -> None:
+    """Read a waited-on copy of a worker call's failure, so that asyncio does not log it as never
+    retrieved: the call's own caller gets and handles the original."""
+    if not future.cancelled():
+        future.exception()
+
+
 class Worker:
     """Runs callables one at a time in its own thread; ``await worker.run(fn, *args)``.
 
@@ -64,7 +71,10 @@ class Worker:
         if size >= self._inline_below:
             return await self.run(fn, *args, **kwargs)
         while self._last is not None and not self._last.done():
-            await asyncio.wait([asyncio.wrap_future(self._last)])
+            waiter = asyncio.wrap_future(self._last)
+            # Waited on, not awaited: being cancelled here must not cancel another caller's call.
+            waiter.add_done_callback(_read_outcome)
+            await asyncio.wait([waiter])
         return fn(*args, **kwargs)
 
     def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
