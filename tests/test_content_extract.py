@@ -294,10 +294,12 @@ def test_jsonld_breadcrumbs_preferred() -> None:
 def test_cookie_banner_removed_but_cookie_section_kept() -> None:
     html = _doc(
         "<div role='main'><div id='cookie-banner'>We use cookies to improve your experience. Accept all</div>"
+        "<div class='site-GDPR-Consent-Modal'>Your privacy matters. Reject all</div>"
         "<section id='set-cookie-options'><h2>Set-Cookie options</h2><p>" + FILLER + "</p></section></div>")
     md = extract_page(html, "https://example.org/").markdown
     assert "## Set-Cookie options" in md
     assert "Accept all" not in md
+    assert "Reject all" not in md  # named by its class, in capitals
 
 
 def test_tidy_markdown_collapses_blank_lines_outside_code() -> None:

@@ -193,7 +193,7 @@ class Signals:
     has_scripts: bool
     empty_mount: bool
     enable_js: bool
-    captcha: bool
+    captcha: bool  # challenge markup in the raw HTML; looked for on short pages only
     password_inputs: int
     links: int
     hash_links: int
@@ -219,13 +219,18 @@ class Signals:
         noscript = " ".join(_text(n) for n in doc.iter("noscript"))
         text, content, search_inputs = _visible_texts(doc, text_enough=SHORT_TEXT, content_enough=NAV_ONLY_TEXT)
         hrefs = [a.get("href") or "" for a in doc.iter("a")]
-        raw = html if isinstance(html, str) else html.decode("utf-8", "replace")
+        # Captcha markup only counts on a short page (``decide``): a long page's raw HTML, up to
+        # 200 KB of it, is not case-folded for it.
+        captcha = False
+        if len(text) < SHORT_TEXT:
+            raw = html if isinstance(html, str) else html.decode("utf-8", "replace")
+            captcha = _has_captcha_markup(raw[:200_000])
         return cls(
             title=title, h1=h1, text=text, text_chars=len(text),
             has_scripts=bool(scripts),
             empty_mount=any(_is_empty_mount(el) for el in doc.iter("div", "main", "section", "body", *_MOUNT_TAGS)),
             enable_js=bool(_ENABLE_JS.search(noscript)) or bool(_ENABLE_JS.search(text[:SHELL_TEXT * 2])),
-            captcha=_has_captcha_markup(raw[:200_000]),
+            captcha=captcha,
             password_inputs=sum(1 for i in doc.iter("input") if (i.get("type") or "").lower() == "password"),
             links=len(hrefs), hash_links=sum(1 for h in hrefs if _HASH_ROUTE.match(h)),
             iframes=tuple(f.get("src") for f in doc.iter("iframe") if f.get("src")),

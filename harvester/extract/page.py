@@ -110,6 +110,7 @@ _COOKIE_RE = re.compile(
     r"|(?:banner|notice|popup|modal|dialog|overlay)[\w-]*?(?:cookie|consent|gdpr)"
     r"|onetrust|cookiebot|\bcc-(?:window|banner)", re.I)
 _COOKIE_WORDS = ("cookie", "consent", "gdpr", "onetrust", "cc-")
+_COOKIE_HINT = re.compile("|".join(_COOKIE_WORDS), re.I)
 _EDIT_TEXTS = frozenset({
     "edit this page", "edit on github", "edit on gitlab", "edit on bitbucket", "view page source",
     "show source", "show page source", "improve this page", "suggest an edit", "edit page",
@@ -678,11 +679,13 @@ def _clean(main) -> None:
 
 
 def _is_cookie_banner(el, tag: str, classes: str | None) -> bool:
-    ident = (classes or "") + " " + (el.get("id") or "")
-    # Every match holds one of _COOKIE_WORDS: most elements are told apart without the regex.
-    # Case folding matches as widely as its IGNORECASE does ("ſ" is an "s" to both).
-    folded = ident.casefold()
-    if not any(word in folded for word in _COOKIE_WORDS) or not _COOKIE_RE.search(ident):
+    element_id = el.get("id")
+    if not classes and not element_id:
+        return False
+    ident = f"{classes or ''} {element_id or ''}"
+    # Every match holds one of _COOKIE_WORDS: most elements are told apart by one search for them
+    # (case-insensitive as _COOKIE_RE is) before the regex's lazy repetitions are tried.
+    if not _COOKIE_HINT.search(ident) or not _COOKIE_RE.search(ident):
         return False
     # Docutils sections get ids from their titles ("set-cookie-options"):
     # a section about cookies is content, a banner has no section heading.
