@@ -110,7 +110,7 @@ _COOKIE_RE = re.compile(
     r"|(?:banner|notice|popup|modal|dialog|overlay)[\w-]*?(?:cookie|consent|gdpr)"
     r"|onetrust|cookiebot|\bcc-(?:window|banner)", re.I)
 _COOKIE_WORDS = ("cookie", "consent", "gdpr", "onetrust", "cc-")
-_COOKIE_HINT = re.compile("|".join(_COOKIE_WORDS), re.I)
+_COOKIE_HINT = re.compile("|".join(_COOKIE_WORDS), re.IGNORECASE)
 _EDIT_TEXTS = frozenset({
     "edit this page", "edit on github", "edit on gitlab", "edit on bitbucket", "view page source",
     "show source", "show page source", "improve this page", "suggest an edit", "edit page",
