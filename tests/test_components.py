@@ -15,6 +15,7 @@ from harvester.fetch.throttle import CrawlDelayThrottle
 from harvester.index.pipeline import IndexPipeline
 from harvester.index.store import chunk_payload, point_id
 from harvester.items import PageItem
+from harvester.memory import YOUNG_GC_THRESHOLD
 from harvester.report.extension import format_summary
 from tests.crawl import REPO
 
@@ -453,6 +454,22 @@ def test_a_crawl_shortens_openblas_spinning_before_numpy_loads_unless_the_enviro
     assert (tmp_path / "pages.jsonl").read_text().count("\n") == 1
 
 
+def test_the_young_generation_is_collected_less_often_unless_someone_chose_otherwise():
+    import subprocess
+    import sys
+
+    code = ("import gc, sys; from harvester.memory import raise_young_gc_threshold; "
+            "gc.set_threshold(*map(int, sys.argv[1:])); "
+            "print(raise_young_gc_threshold(), *gc.get_threshold())")
+    outcomes = {}
+    for threshold in ("700 10 10", "50000 5 5", "0 10 10"):
+        done = subprocess.run([sys.executable, "-c", code, *threshold.split()], capture_output=True, text=True,
+                              cwd=REPO, check=True)
+        outcomes[threshold] = done.stdout.split()
+    assert outcomes == {"700 10 10": ["True", str(YOUNG_GC_THRESHOLD), "10", "10"],
+                        "50000 5 5": ["False", "50000", "5", "5"], "0 10 10": ["False", "0", "10", "10"]}
+
+
 def test_openblas_spinning_is_left_alone_once_numpy_is_loaded():
     import os
     import subprocess
@@ -502,7 +519,7 @@ def test_the_crawl_command_freezes_start_up_and_leaves_the_last_collections_to_t
             "            cycle = Cycle(); cycle.me = cycle\n"
             "            alive = weakref.ref(cycle); del cycle\n"
             "            gc.collect()\n"
-            "            seen.append((gc.get_freeze_count(), alive() is None))\n"
+            "            seen.append((gc.get_freeze_count(), alive() is None, gc.get_threshold()[0]))\n"
             "        return await process_item(self, item)\n"
             "    return recording\n"
             "ChunkingPipeline.process_item = first_page(ChunkingPipeline.process_item)\n"
@@ -514,8 +531,9 @@ def test_the_crawl_command_freezes_start_up_and_leaves_the_last_collections_to_t
                                "-O", str(tmp_path / "pages.jsonl")],
                               cwd=REPO, env=scrapy_env(tmp_path), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    (frozen_in_crawl, garbage_collected), frozen_at_exit = ast.literal_eval(frozen.read_text())
+    (frozen_in_crawl, garbage_collected, young_threshold), frozen_at_exit = ast.literal_eval(frozen.read_text())
     assert frozen_in_crawl > 10_000 and garbage_collected
+    assert young_threshold == YOUNG_GC_THRESHOLD  # raised when Scrapy imported Harvester's commands
     assert frozen_at_exit > frozen_in_crawl
     pages = [json.loads(line) for line in (tmp_path / "pages.jsonl").read_text().splitlines()]
     assert sorted(page["title"] for page in pages) == ["guide", "index"]

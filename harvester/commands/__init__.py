@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from harvester.config.checks import InvalidSettings, check_settings
+from harvester.memory import raise_young_gc_threshold
 from harvester.threads import quiet_blas_threads
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ logger = logging.getLogger(__name__)
 # Scrapy imports every command module of the project before it runs one, and before anything
 # imports NumPy: the earliest point of every `scrapy` process of Harvester's, Scrapyd's included.
 quiet_blas_threads()
+raise_young_gc_threshold()
 
 
 def effective_settings(settings: Settings) -> Settings:
