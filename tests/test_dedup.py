@@ -169,6 +169,32 @@ def test_minhash_and_its_lsh_bands():
     index = MinHashIndex(0.9)
     index.insert("a", MinHash.of(hashes))
     assert index.query(same) == {"a"} and index.query(MinHash.of(hashes[:1])) == set()
+    # Over several batches: each permutation's minimum, (a*x + b mod 2**64) >> 32, of all hashes.
+    from harvester.dedup.minhash import _permutations
+
+    many = np.random.default_rng(7).integers(0, 2**32, size=5000, dtype=np.uint64)
+    multipliers, offsets = _permutations(128)
+    expected = ((many[:, None] * multipliers + offsets) >> np.uint64(32)).min(axis=0).astype(np.uint32)
+    assert (MinHash.of(many).values == expected).all()
+
+
+def test_near_duplicate_signatures_and_aggregate_shingles_share_the_words_without_link_targets():
+    """The same text linking to another version of the site is the same to both; the words of a
+    page are cut and hashed once for the two of them."""
+    from harvester.dedup.aggregate import sampled_shingles
+    from harvester.dedup.shingles import markdown_word_hashes
+
+    paragraph = ("Configure the [session](https://h/{v}/api.html#session) as the [guide](../{v}/guide.html) "
+                 "says, then call ![a diagram](img/{v}.png) the route. ") * 20
+    v1, v2 = paragraph.format(v="v1"), paragraph.format(v="v2")
+    assert (signature(v1).values == signature(v2).values).all()
+    assert sampled_shingles(v1) == sampled_shingles(v2)
+    assert signature(v1).jaccard(signature(paragraph.format(v="v1").replace("route", "path"))) < 1.0
+    markdown_word_hashes.cache_clear()
+    signature(v1)
+    sampled_shingles(v1)
+    assert markdown_word_hashes.cache_info()[:2] == (1, 1)  # one hit, one miss
+    assert not markdown_word_hashes(v1).flags.writeable
 
 
 def test_near_duplicates_report_the_most_similar_original():

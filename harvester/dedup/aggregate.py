@@ -26,14 +26,10 @@ large crawls; containment estimated on a sample stays unbiased.
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections import Counter
 
-from harvester.dedup.shingles import shingle_hashes
-
-_LINK_TARGET = re.compile(r"\]\([^)]*\)")
-_WORD = re.compile(r"\w+")
+from harvester.dedup.shingles import combined_shingle_hashes, markdown_word_hashes
 
 SHINGLE = 8
 SAMPLE = 8
@@ -46,9 +42,9 @@ MAX_OWNERS = 8
 
 
 def sampled_shingles(markdown: str, *, size: int = SHINGLE, sample: int = SAMPLE) -> set[int]:
-    """The hashes of the word ``size``-grams of ``markdown`` kept by the 1-in-``sample`` sampling."""
-    words = _WORD.findall(_LINK_TARGET.sub("]", markdown).casefold())
-    hashes = shingle_hashes(words, size)
+    """The hashes of the word ``size``-grams of ``markdown`` (link targets left out) kept by the
+    1-in-``sample`` sampling."""
+    hashes = combined_shingle_hashes(markdown_word_hashes(markdown), size)
     return set(hashes[hashes % hashes.dtype.type(sample) == 0].tolist())
 
 

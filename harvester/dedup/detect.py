@@ -25,14 +25,14 @@ def shingles(text: str, size: int) -> set[str]:
     return {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
 
 
-def signature(text: str, *, shingle_size: int = 5, num_perm: int = 128) -> MinHash:
-    """The MinHash of ``text``'s case-folded word shingles (the whole text when it is shorter),
-    each shingle hashed by ``shingle_hashes``."""
+def signature(markdown: str, *, shingle_size: int = 5, num_perm: int = 128) -> MinHash:
+    """The MinHash of ``markdown``'s case-folded word shingles (the whole text when it is shorter),
+    link targets left out (``markdown_word_hashes``), each shingle hashed by ``shingle_hashes``."""
     from harvester.dedup.minhash import MinHash
-    from harvester.dedup.shingles import shingle_hashes
+    from harvester.dedup.shingles import combined_shingle_hashes, markdown_word_hashes
 
-    words = _WORD.findall(text.casefold())
-    return MinHash.of(shingle_hashes(words, min(shingle_size, len(words)) or 1), num_perm)
+    words = markdown_word_hashes(markdown)
+    return MinHash.of(combined_shingle_hashes(words, min(shingle_size, len(words)) or 1), num_perm)
 
 
 class NearDuplicates:

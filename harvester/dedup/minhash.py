@@ -57,9 +57,15 @@ class MinHash:
         multipliers, offsets = _permutations(num_perm)
         values = np.full(num_perm, _EMPTY, dtype=np.uint64)
         shift = np.uint64(32)
+        # One buffer for every batch, worked on in place: no temporary array per operation.
+        buffer = np.empty((min(len(hashes), _BATCH), num_perm), dtype=np.uint64)
         for start in range(0, len(hashes), _BATCH):
             batch = hashes[start:start + _BATCH, None]
-            np.minimum(values, ((batch * multipliers + offsets) >> shift).min(axis=0), out=values)
+            permuted = buffer[:len(batch)]
+            np.multiply(batch, multipliers, out=permuted)
+            permuted += offsets
+            permuted >>= shift
+            np.minimum(values, permuted.min(axis=0), out=values)
         return cls(values.astype(np.uint32))
 
     def jaccard(self, other: MinHash) -> float:

@@ -14,6 +14,7 @@ hashes within one crawl matters: nothing made from them is stored.
 from __future__ import annotations
 
 import functools
+import re
 import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 _SEED = 0x5EED5
+_WORD = re.compile(r"\w+")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
 
 
 @functools.lru_cache(maxsize=8)
@@ -31,19 +34,43 @@ def _multipliers(size: int) -> np.ndarray:
     return np.random.default_rng(_SEED + size).integers(0, 2**64, size=size + 1, dtype=np.uint64)
 
 
+@functools.lru_cache(maxsize=1)
+def markdown_word_hashes(markdown: str) -> np.ndarray:
+    """The hashes of ``markdown``'s words (``\\w+``, case-folded), Markdown link targets and image
+    sources left out, so that the same paragraph linked differently has the same words. Read-only.
+
+    The last page's are remembered: near-duplicate signatures and aggregate-page detection make
+    their shingles of different sizes from the same words, one pipeline after the other, and
+    cutting the words was a third of what both cost."""
+    hashes = word_hashes(_WORD.findall(_LINK_TARGET.sub("]", markdown).casefold()))
+    hashes.flags.writeable = False
+    return hashes
+
+
+def word_hashes(words: Sequence[str]) -> np.ndarray:
+    """CRC-32 of each word (UTF-8), as uint64."""
+    import numpy as np
+
+    return np.fromiter(map(zlib.crc32, map(str.encode, words)), dtype=np.uint64, count=len(words))
+
+
 def shingle_hashes(words: Sequence[str], size: int) -> np.ndarray:
     """32-bit hashes (as uint64) of the word ``size``-grams of ``words``, in order, repeats
     included; empty when there are fewer than ``size`` words."""
+    return combined_shingle_hashes(word_hashes(words), size)
+
+
+def combined_shingle_hashes(hashes: np.ndarray, size: int) -> np.ndarray:
+    """``shingle_hashes`` from the words' ``word_hashes``."""
     import numpy as np
 
     if size < 1:
         raise ValueError(f"shingle size must be at least 1, got {size!r}")
-    count = len(words) - size + 1
+    count = len(hashes) - size + 1
     if count <= 0:
         return np.empty(0, dtype=np.uint64)
-    word_hashes = np.fromiter(map(zlib.crc32, map(str.encode, words)), dtype=np.uint64, count=len(words))
     multipliers = _multipliers(size)
     combined = np.full(count, multipliers[0], dtype=np.uint64)
     for offset in range(size):
-        combined += word_hashes[offset:offset + count] * multipliers[offset + 1]  # wraps mod 2**64
+        combined += hashes[offset:offset + count] * multipliers[offset + 1]  # wraps mod 2**64
     return combined >> np.uint64(32)
