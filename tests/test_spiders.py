@@ -121,3 +121,30 @@ def test_the_spiders_parse_each_page_once_with_harvesters_parser():
     assert type(form) is lxml.html.HtmlElement  # lxml.html's own parser makes a FormElement
     assert type(HtmlResponse("http://example.com/", body=body).selector.root.xpath("//form")[0]) is lxml.html.FormElement
     assert lxml.html.tostring(selector.root) == lxml.html.tostring(HtmlResponse("http://example.com/", body=body).selector.root)
+
+
+def test_extraction_lets_go_of_the_tree_it_changed(tmp_path, monkeypatch):
+    """The spider's parsed tree serves link extraction and then page extraction, which changes it;
+    afterwards the response holds it no more (it was kept alive by Scrapy's selector <-> response
+    cycle until the collector ran), and ``response.selector`` parses the page afresh."""
+    from harvester.extract.middleware import ExtractionMiddleware
+    from tests.crawl import NO_EMBEDDING, crawl
+    from tests.servers.sitesrv import SiteServer
+
+    finish = ExtractionMiddleware._finish
+    after = []
+
+    async def finishing(self, response, template, prepared=None):
+        parsed_before = getattr(response, "_cached_selector", None) is not None
+        output = await finish(self, response, template, prepared)
+        dropped = getattr(response, "_cached_selector", None) is None
+        # The page as served, sidebar included (extraction dropped it from the tree it was given).
+        sidebar = bool(response.selector.css("div.sphinxsidebar"))
+        after.append((parsed_before, dropped, sidebar))
+        return output
+
+    monkeypatch.setattr(ExtractionMiddleware, "_finish", finishing)
+    with SiteServer(routes=chain_site()) as server:
+        result = crawl("site", server.url + "docs/p1.html", tmp_path, settings=NO_EMBEDDING)
+    assert result.returncode == 0, result.output[-3000:]
+    assert len(after) >= 5 and all(after) and after == [(True, True, True)] * len(after)

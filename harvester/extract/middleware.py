@@ -367,6 +367,8 @@ class ExtractionMiddleware:
             stats.inc_value("harvester/pages/crawled")
             self._report(page_failed, response.url, "extraction_error", "failed")
             return None
+        finally:
+            _drop_tree(response)
         if removal:
             host = host_key(response.url)
             stats.inc_value("harvester/template/pages")
@@ -598,6 +600,15 @@ def _document(response: HtmlResponse) -> Any:
         return parse_html(response.text)
     check_text(response.text)
     return doc
+
+
+def _drop_tree(response: HtmlResponse) -> None:
+    """Forget the page's parsed tree once extraction has changed it: whatever reads
+    ``response.selector`` later gets the page parsed again, not what extraction left. The tree
+    then goes with its last reference: Scrapy's Selector keeps its response, and the two (a large
+    page's tree with them) otherwise waited for the collector to find the cycle."""
+    if getattr(response, "_cached_selector", None) is not None:
+        response._cached_selector = None
 
 
 def _parsed_tree(response: HtmlResponse) -> Any:
