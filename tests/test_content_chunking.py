@@ -456,6 +456,20 @@ def test_the_run_index_counts_as_the_tokenizer_does() -> None:
     assert cached.count(texts) == encoded.count(texts)
 
 
+def test_runs_end_at_every_space_separator_and_punctuation_mark_of_the_plane() -> None:
+    """The characters the run pattern is built from, found by regex classes first, are those of
+    their Unicode categories, code point by code point."""
+    import re
+    import unicodedata
+
+    from harvester.embedding.models import _run_pattern
+
+    chars = [chr(code) for code in range(0x80, 0x10000)]
+    spaces = "".join(c for c in chars if unicodedata.category(c) == "Zs")
+    marks = "".join(re.escape(c) for c in chars if unicodedata.category(c)[0] == "P")
+    assert _run_pattern().pattern == f"(\\)(?<=[{marks}]\\))|[^ \t\n\r{spaces}{marks}]+|[{marks}])"
+
+
 def test_chunks_from_the_run_index_are_the_chunks_from_every_tokens_start() -> None:
     """The run index has an anchor per run, not per token: the chunker must never cut between
     two anchors (only at whitespace, or after a CJK full stop), so its chunks are those it makes
