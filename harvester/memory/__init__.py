@@ -1,4 +1,4 @@
-"""The allocator settings of a long crawl (Scrapy-free).
+"""The allocator settings of a long crawl, and how often its garbage collector runs (Scrapy-free).
 
 A crawl allocates and frees large blocks all the time (response bodies, parsed trees, the text of
 a long page), from several threads. glibc's malloc keeps what is freed for reuse: in one arena per
@@ -35,8 +35,9 @@ TRIM_THRESHOLD = 16 * 1024 * 1024
 # objects (700 by default). A crawl allocates millions (tree proxies, Markdown pieces, link
 # strings, items), nearly all freed by reference counting soon after: at 700, the collector ran
 # some 300 times in a 70-page crawl of the Flask docs and walked whatever was young at each run,
-# 0.07-0.09 s of its CPU with the collections of the older generations it triggers; at 10,000, 20
-# times and 0.04 s (bench/README.md). Garbage in reference cycles waits a little longer.
+# 0.07-0.09 s of its CPU with the collections of the older generations it triggers; at 10,000 from
+# the commands' import on, 0.04-0.05 s, most of it in Scrapy's own imports before that
+# (bench/README.md). Garbage in reference cycles waits a little longer.
 YOUNG_GC_THRESHOLD = 10_000
 
 # The environment variables glibc reads for the same parameters: a user's own choice wins.
