@@ -124,22 +124,22 @@ def test_shingle_hashes_tell_shingles_apart_and_estimate_jaccard_on_real_pages()
     import re
     from pathlib import Path
 
-    from harvester.dedup.shingles import shingle_hashes
+    from harvester.dedup.shingles import shingle_hashes, word_hashes
 
     words = [w for page in sorted(Path("/usr/share/doc/python-flask-doc/html").glob("*.html"))[:20]
              for w in re.findall(r"\w+", page.read_text(errors="replace").casefold())]
     for size in (1, 5, 8):
         texts = [" ".join(words[i:i + size]) for i in range(len(words) - size + 1)]
-        hashes = shingle_hashes(words, size).tolist()
+        hashes = shingle_hashes(word_hashes(words), size).tolist()
         assert len(hashes) == len(texts) and max(hashes) < 2**32
         by_text = dict(zip(texts, hashes))
         assert all(by_text[text] == h for text, h in zip(texts, hashes))  # equal n-grams, equal hashes
         # Distinct n-grams collide only as often as any 32-bit hash would: about n**2 / 2**33 times,
         # one for the 93,000 5-grams here (an order-blind or word-dropping combination: thousands).
         assert len(by_text) - len(set(by_text.values())) <= 1 + len(by_text) ** 2 // 2**32
-    assert len(shingle_hashes(["a", "b"], 5)) == 0
+    assert len(shingle_hashes(word_hashes(["a", "b"]), 5)) == 0
     with pytest.raises(ValueError):
-        shingle_hashes(["a"], 0)
+        shingle_hashes(word_hashes(["a"]), 0)
 
     pages = [p.read_text(errors="replace") for p in
              sorted(Path("/usr/share/doc/python-flask-doc/html/deploying").glob("*.html"))]

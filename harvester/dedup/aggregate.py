@@ -29,7 +29,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 
-from harvester.dedup.shingles import combined_shingle_hashes, markdown_word_hashes
+from harvester.dedup.shingles import markdown_word_hashes, shingle_hashes
 
 SHINGLE = 8
 SAMPLE = 8
@@ -44,7 +44,7 @@ MAX_OWNERS = 8
 def sampled_shingles(markdown: str, *, size: int = SHINGLE, sample: int = SAMPLE) -> set[int]:
     """The hashes of the word ``size``-grams of ``markdown`` (link targets left out) kept by the
     1-in-``sample`` sampling."""
-    hashes = combined_shingle_hashes(markdown_word_hashes(markdown), size)
+    hashes = shingle_hashes(markdown_word_hashes(markdown), size)
     return set(hashes[hashes % hashes.dtype.type(sample) == 0].tolist())
 
 

@@ -29,10 +29,10 @@ def signature(markdown: str, *, shingle_size: int = 5, num_perm: int = 128) -> M
     """The MinHash of ``markdown``'s case-folded word shingles (the whole text when it is shorter),
     link targets left out (``markdown_word_hashes``), each shingle hashed by ``shingle_hashes``."""
     from harvester.dedup.minhash import MinHash
-    from harvester.dedup.shingles import combined_shingle_hashes, markdown_word_hashes
+    from harvester.dedup.shingles import markdown_word_hashes, shingle_hashes
 
     words = markdown_word_hashes(markdown)
-    return MinHash.of(combined_shingle_hashes(words, min(shingle_size, len(words)) or 1), num_perm)
+    return MinHash.of(shingle_hashes(words, min(shingle_size, len(words)) or 1), num_perm)
 
 
 class NearDuplicates:
