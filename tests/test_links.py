@@ -8,7 +8,8 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 
 from harvester.spiders.links import PageLinkExtractor
 from harvester.spiders.site import SiteSpider
-from harvester.urls.links import BoundedCache, join_key, without_fragment
+from harvester.urls.links import BoundedCache, join_key, plain_host, without_fragment
+from harvester.urls.rules import host_key
 from tests.conftest import doc_root
 from tests.test_spiders import html_response, make_spider
 
@@ -69,6 +70,59 @@ def test_every_page_of_a_real_docs_site_gives_scrapys_urls() -> None:
         url = "http://127.0.0.1:8000/" + path.relative_to(root).as_posix()
         page = HtmlResponse(url, body=path.read_bytes(), request=Request(url))
         assert ours.urls(page) == scrapy_urls(theirs, page), url
+
+
+OTHER_HOSTS = """<a href="https://github.com/scrapy/scrapy/issues/1">issue</a> <a href="//other.example">other</a>
+<a href="HTTP://OTHER.example:8000/x?y">upper</a> <a href="http://127.0.0.1:8000/docs/in.html">in</a>
+<a href="http://127.0.0.1:08000/docs/zero.html">leading zero</a> <a href="http://user@other.example/">user</a>
+<a href="http://127.0.0.1:8000.evil.example/">not a port</a> <a href="http://[::1]:8000/">ipv6</a>
+<a href="http://café.example/">idna</a> <a href="http://%31%32%37.0.0.1:8000/docs/escaped.html">escaped</a>
+<a href="https://127.0.0.1:8000/docs/s.html">https</a> <a href="//127.0.0.1:8000/docs/rel.html">scheme-relative</a>"""
+
+
+@pytest.mark.parametrize("base", ["", '<base href="http://other.example/">'])
+def test_hosts_drop_links_to_other_hosts_before_they_are_resolved(base: str) -> None:
+    ours, theirs = PageLinkExtractor(), LinkExtractor()
+    hosts = (host_key(BASE),)
+    for body in (TRICKY.format(base=base), OTHER_HOSTS):
+        page = response(BASE + "p1.html", base + body)
+        everything = scrapy_urls(theirs, page)
+        kept = ours.urls(page, hosts=hosts)
+        # Every link on the host stays, in order; of the others only those a plain reading of the
+        # href cannot tell (the caller's scope check drops them) may.
+        assert [url for url in everything if host_key(url) in hosts] == [url for url in kept if host_key(url) in hosts]
+        assert [url for url in everything if url in kept] == kept
+    page = response(BASE + "p1.html", OTHER_HOSTS)
+    assert not {"https://github.com/scrapy/scrapy/issues/1", "http://other.example", "http://other.example:8000/x?y"} \
+        & set(ours.urls(page, hosts=hosts))
+    assert ours.urls(page, hosts=hosts) != ours.urls(page)
+
+
+def test_a_plain_host_is_read_only_where_resolving_would_not_change_it() -> None:
+    assert plain_host("https://GitHub.com/a") == "github.com"
+    assert plain_host("//h.example:8080?x") == "h.example:8080"
+    assert plain_host("http://h.example#top") == "h.example"
+    for href in ("a.html", "/root.html", "http://u@h/", "http://[::1]/", "http://h:080/", "http://h:/",
+                 "http://h:8000.x/", "http://café/", "http://%68/", "ftp://h/", "http:h/x", "http://h\\x/"):
+        assert plain_host(href) is None, href
+    assert host_key("https://GitHub.com/a") == plain_host("https://GitHub.com/a")
+
+
+def test_every_page_of_a_real_docs_site_keeps_its_own_links_with_hosts() -> None:
+    root = doc_root("scrapy")
+    ours, theirs = PageLinkExtractor(), LinkExtractor()
+    dropped = 0
+    for path in sorted(root.rglob("*.html")):
+        url = "http://127.0.0.1:8000/" + path.relative_to(root).as_posix()
+        page = HtmlResponse(url, body=path.read_bytes(), request=Request(url))
+        everything = scrapy_urls(theirs, page)
+        kept = ours.urls(page, hosts=("127.0.0.1:8000",))
+        # (A page under a <base href> elsewhere keeps its relative links: the scope check drops them.)
+        assert [link for link in kept if host_key(link) == "127.0.0.1:8000"] == \
+            [link for link in everything if host_key(link) == "127.0.0.1:8000"], url
+        assert [link for link in everything if link in kept] == kept, url
+        dropped += len(everything) - len(kept)
+    assert dropped > 1000  # the changelog's links to issues, among others
 
 
 def test_join_key_is_what_a_relative_href_depends_on() -> None:

@@ -5,8 +5,9 @@
 extractor resolves, escapes (``safe_url_string``) and filters every anchor of every page; here an
 ``href`` is resolved and filtered once per page directory (``harvester.urls.links.join_key``) and
 remembered, by Scrapy's own code, so the rules are Scrapy's: ``<base href>``, the response
-encoding, ``allow``/``deny``, the domains and ``deny_extensions``. ``extract_links`` itself is
-unchanged (the ``Link`` objects, with their text and ``nofollow`` flag, for callers that want them).
+encoding, ``allow``/``deny``, the domains and ``deny_extensions``; ``hosts`` drops the absolute
+links to other hosts before any of that. ``extract_links`` itself is unchanged (the ``Link``
+objects, with their text and ``nofollow`` flag, for callers that want them).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from harvester.spiders._base import page_selector
-from harvester.urls.links import DEFAULT_CACHE_SIZE, BoundedCache, join_key, relative_to_page, without_fragment
+from harvester.urls.links import DEFAULT_CACHE_SIZE, BoundedCache, join_key, plain_host, relative_to_page, without_fragment
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from scrapy.http import TextResponse
 
 _XHTML = "http://www.w3.org/1999/xhtml"
@@ -56,8 +59,13 @@ class PageLinkExtractor(LinkExtractor):
         # text, is not cacheable): one answer for every directory whose pages link to it.
         self._allowed: BoundedCache[str, bool] = BoundedCache(self._url_allowed, size)
 
-    def urls(self, response: TextResponse) -> list[str]:
-        """The distinct URLs, without fragments, that ``extract_links(response)`` would give."""
+    def urls(self, response: TextResponse, hosts: Collection[str] | None = None) -> list[str]:
+        """The distinct URLs, without fragments, that ``extract_links(response)`` would give.
+
+        ``hosts``: the hosts (``harvester.urls.rules.host_key``) of the links wanted; an ``href``
+        naming another host is dropped before it is resolved. Others may still lead elsewhere (a
+        relative link under a ``<base href>``, a host only escaping tells): the caller checks them.
+        """
         if self._hrefs is None:
             return list(dict.fromkeys(without_fragment(link.url) for link in self.extract_links(response)))
         base_url = get_base_url(response)
@@ -71,6 +79,9 @@ class PageLinkExtractor(LinkExtractor):
                 href = strip_html5_whitespace(href)
             if drop_fragments:
                 href = without_fragment(href)
+            if hosts is not None and href[:1] in "hH/" and (host := plain_host(href)) is not None \
+                    and host not in hosts:
+                continue
             if relative_to_page(href):
                 key = (base_url, page_url, encoding, href)
             else:

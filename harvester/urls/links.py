@@ -7,10 +7,15 @@ CPU than extracting the page's content. Both answers depend on little: how a rel
 resolves depends only on the directory of the page it is on (``join_key``), and whether a URL is
 wanted only on the URL. So both are remembered (``BoundedCache``), and a page's links cost a
 dictionary lookup each.
+
+A page's links to other sites are not worth even that: a changelog links to thousands of distinct
+issues on a code host, each resolved, escaped and checked once only to be dropped for its host.
+``plain_host`` reads the host of such an absolute ``href`` off its text, so they are dropped first.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable
 from typing import Generic, NamedTuple, TypeVar
 from urllib.parse import urlsplit
@@ -36,6 +41,20 @@ def join_key(url: str) -> str:
 def relative_to_page(href: str) -> bool:
     """Whether ``href`` resolves against the whole page URL (empty, a query or a fragment)."""
     return not href or href[0] in "?#"
+
+
+# An absolute (or scheme-relative) http(s) href whose authority is a plain lower-case-able ASCII
+# host and an optional port without leading zeros: resolving and escaping it changes nothing but
+# the case of that host. Anything else (user info, IPv6, IDNA, escapes, odd ports) is not matched.
+_PLAIN_AUTHORITY = re.compile(r"(?:https?:)?//([a-z0-9.-]+(?::[1-9][0-9]{0,4})?)(?:[/?#]|\Z)", re.IGNORECASE)
+
+
+def plain_host(href: str) -> str | None:
+    """The host (and port), as ``harvester.urls.rules.host_key`` gives it, of the URL an absolute
+    http(s) ``href`` resolves to on any page, when it can be read off the text as it is; else
+    None (a relative ``href``, or one whose host only resolution and escaping tell)."""
+    found = _PLAIN_AUTHORITY.match(href)
+    return found.group(1).lower() if found else None
 
 
 def without_fragment(url: str) -> str:
