@@ -412,3 +412,17 @@ def test_links_resolve_per_page_though_joins_are_remembered_per_directory() -> N
     assert "[join](https://docs.example/tut/os.html#os.path.join)" in second
     assert "[top](https://docs.example/tut/b.html#top)" in second
     assert "[join](https://mirror.example/v2/os.html#os.path.join)" in based
+
+
+def test_visible_text_drops_link_targets_as_the_backtracking_pattern_did() -> None:
+    from harvester.extract import convert
+    from tests.conftest import doc_root
+
+    backtracking = re.compile(r"\]\((?:[^()\s]|\([^)\s]*\))*(?:\s+\"[^\"]*\")?\)")
+    texts = ["[a](b.html) [c](d(e).html) [f](g(h i).html) [j](k \"title\") [l](m \"t\" ) [n](o(p)",
+             "](x(y)) ]((() ](a b) ](\"q\") ](u \"v\"w\") ](((a)b)c) ]() ](()) ](a)(b) ]](c)", "](" * 200]
+    for path in sorted((doc_root("scrapy") / "topics").glob("*.html"))[:12]:
+        texts.append(extract_page(path.read_text(encoding="utf-8"), "http://127.0.0.1/" + path.name).markdown)
+    for text in texts:
+        assert convert._LINK_TARGET.sub("]", text) == backtracking.sub("]", text)
+    assert sum(text.count("](") for text in texts) > 500
