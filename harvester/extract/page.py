@@ -718,10 +718,10 @@ def _absolutize(root, base: str) -> None:
         directory = base
     for el in root.iter("a", "img"):
         attr = "href" if el.tag == "a" else "src"
-        val = el.get(attr)
-        if val is None:
+        raw = el.get(attr)
+        if raw is None:
             continue
-        val = val.strip()
+        val = raw.strip()
         if not val or val.lower().startswith(("javascript:", "data:")):
             del el.attrib[attr]
             continue
@@ -736,7 +736,7 @@ def _absolutize(root, base: str) -> None:
                 resolved += hash_sign + fragment
         if resolved is None:
             del el.attrib[attr]
-        else:
+        elif resolved != raw:  # most links of a docs page point elsewhere, written out in full
             el.set(attr, resolved)
 
 
