@@ -235,6 +235,9 @@ def bench_site(name: str, repeats: int, work: Path, timeout: float, stock_all_pa
         ratios = sorted(h["cpu_ms_per_page"] / s["cpu_ms_per_page"] for h, s in pairs)
         after_start = sorted(h["cpu_ms_per_page_after_start"] / s["cpu_ms_per_page_after_start"] for h, s in pairs)
         result["ratio_cpu_per_page" + suffix] = round(ratios[len(ratios) // 2], 3)
+        # Each round's pair, in order: on a shared machine one round's ratio can be 0.1 off another's.
+        result["ratios_cpu_per_page" + suffix] = [round(h["cpu_ms_per_page"] / s["cpu_ms_per_page"], 3)
+                                                  for h, s in pairs]
         result["ratio_cpu_per_page_after_start" + suffix] = round(after_start[len(after_start) // 2], 3)
     corpus = SITES[name].get("corpus")
     if corpus and (EVAL / "score.py").exists():
@@ -278,6 +281,8 @@ def print_table(results: dict[str, Any]) -> None:
                       f"{stages} {run['peak_rss_mib']:>8.0f}M {run['load_before']:>5.1f}")
         line = (f"{name:8} Harvester/stock CPU per page: {site['ratio_cpu_per_page']} "
                 f"(after start-up: {site['ratio_cpu_per_page_after_start']}; target <= {TARGET_RATIO})")
+        if len(site.get("ratios_cpu_per_page", ())) > 1:
+            line += f"; by round: {', '.join(map(str, site['ratios_cpu_per_page']))}"
         if "ratio_cpu_per_page_stock_all_pages" in site:
             line += f"; against stock on all its pages: {site['ratio_cpu_per_page_stock_all_pages']}"
         if "fidelity" in site:
