@@ -103,7 +103,8 @@ def test_a_plain_host_is_read_only_where_resolving_would_not_change_it() -> None
     assert plain_host("//h.example:8080?x") == "h.example:8080"
     assert plain_host("http://h.example#top") == "h.example"
     for href in ("a.html", "/root.html", "http://u@h/", "http://[::1]/", "http://h:080/", "http://h:/",
-                 "http://h:8000.x/", "http://café/", "http://%68/", "ftp://h/", "http:h/x", "http://h\\x/"):
+                 "http://h:8000.x/", "http://café/", "http://\u212aelvin.example/", "http://%68/", "ftp://h/",
+                 "http:h/x", "http://h\\x/"):
         assert plain_host(href) is None, href
     assert host_key("https://GitHub.com/a") == plain_host("https://GitHub.com/a")
 

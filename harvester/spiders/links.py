@@ -24,7 +24,14 @@ from w3lib.html import strip_html5_whitespace
 from w3lib.url import safe_url_string
 
 from harvester.spiders._base import page_selector
-from harvester.urls.links import DEFAULT_CACHE_SIZE, BoundedCache, join_key, plain_host, relative_to_page, without_fragment
+from harvester.urls.links import (
+    DEFAULT_CACHE_SIZE,
+    BoundedCache,
+    join_key,
+    plain_host,
+    relative_to_page,
+    without_fragment,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Collection

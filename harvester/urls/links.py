@@ -46,7 +46,9 @@ def relative_to_page(href: str) -> bool:
 # An absolute (or scheme-relative) http(s) href whose authority is a plain lower-case-able ASCII
 # host and an optional port without leading zeros: resolving and escaping it changes nothing but
 # the case of that host. Anything else (user info, IPv6, IDNA, escapes, odd ports) is not matched.
-_PLAIN_AUTHORITY = re.compile(r"(?:https?:)?//([a-z0-9.-]+(?::[1-9][0-9]{0,4})?)(?:[/?#]|\Z)", re.IGNORECASE)
+# (re.ASCII: case-insensitive [a-z] would otherwise take the Kelvin sign and the long s.)
+_PLAIN_AUTHORITY = re.compile(r"(?:https?:)?//([a-z0-9.-]+(?::[1-9][0-9]{0,4})?)(?:[/?#]|\Z)",
+                              re.IGNORECASE | re.ASCII)
 
 
 def plain_host(href: str) -> str | None:
