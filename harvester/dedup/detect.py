@@ -31,8 +31,8 @@ def signature(markdown: str, *, shingle_size: int = 5, num_perm: int = 128) -> M
     from harvester.dedup.minhash import MinHash
     from harvester.dedup.shingles import markdown_word_hashes, shingle_hashes
 
-    words = markdown_word_hashes(markdown)
-    return MinHash.of(shingle_hashes(words, min(shingle_size, len(words)) or 1), num_perm)
+    hashes = markdown_word_hashes(markdown)
+    return MinHash.of(shingle_hashes(hashes, min(shingle_size, len(hashes)) or 1), num_perm)
 
 
 class NearDuplicates:
