@@ -193,3 +193,81 @@ def test_sphinx_custom_theme_header_is_one_region():
     md = extract_site(pages)
     for text in md.values():
         assert not re.search(r"Table of contents|« previous|Last update|Built with a custom theme", text), text
+
+
+# --------------------------------------------------------------------------
+# The extraction middleware's side (Scrapy objects, no crawl)
+# --------------------------------------------------------------------------
+
+def _middleware(**settings):
+    from scrapy.utils.test import get_crawler
+
+    from harvester.addon import HarvesterAddon
+    from harvester.extract.middleware import ExtractionMiddleware
+
+    return ExtractionMiddleware(get_crawler(settings_dict={"ADDONS": {HarvesterAddon: 0}, **settings}))
+
+
+def _responder(pages: dict[str, str]):
+    from scrapy.http import HtmlResponse, Request
+
+    def response(path: str) -> HtmlResponse:
+        return HtmlResponse(BASE + path, body=pages[path].encode(), encoding="utf-8", request=Request(BASE + path))
+    return response
+
+
+def test_a_page_prepared_after_the_template_was_decided_is_not_walked_for_learning_yet_cleaned():
+    # Pages queue behind a long page in the extraction worker, each sent to be prepared while
+    # the template was still learning; by the time one is prepared the sample may be full.
+    from harvester.urls.rules import host_key
+
+    middleware = _middleware()
+    pages = site.pages()
+    paths = list(pages)
+    response = _responder(pages)
+    host = host_key(BASE + "/")
+    learning = middleware._prepare(response(paths[-1]))
+    assert learning.blocks and learning.signature is not None  # still learning: walked
+    for path in paths[:middleware._learner.sample]:
+        middleware._learner.observe(host, path, middleware._prepare(response(path)).signature)
+    template = middleware._learner.template(host)
+    assert template
+
+    late = middleware._prepare(response(paths[-1]))
+    assert late.doc is not None and late.signals is not None
+    assert late.blocks is None and late.signature is None  # nothing left to learn from it
+    _, page, _, _, removal = middleware._classify_and_extract(late.response, False, template, late)
+    _, reference, _, _, _ = middleware._classify_and_extract(response(paths[-1]), False, template, None)
+    assert removal.blocks and page.markdown == reference.markdown
+    assert "licensed under CC BY 4.0" not in page.markdown
+
+
+def test_a_page_too_long_to_learn_from_waits_for_the_template_of_the_others_and_is_cleaned():
+    import asyncio
+
+    from harvester.extract.template import SAMPLE_MAX_BYTES
+
+    middleware = _middleware(HARVESTER_TEMPLATE_SAMPLE=3)
+    pages = site.pages()
+    first, long_page, *others = list(pages)
+    entry = "<p>" + "A long changelog entry about widgets and boards. " * 40 + "</p>\n"
+    pages[long_page] = pages[long_page].replace(
+        "<h2>See also</h2>", entry * (SAMPLE_MAX_BYTES // len(entry) + 1) + "<h2>See also</h2>")
+    response = _responder(pages)
+    host = "docs.example"
+
+    async def crawl() -> dict[str, str]:
+        stored = {}
+        for path in [first, long_page, others[0]]:
+            assert await middleware._extract(response(path)) == []  # all wait for the template
+        assert middleware._learner.template(host) is None  # two pages learned from, not three
+        for output in await middleware._extract(response(others[1])):
+            stored[output.url] = output.markdown
+        return stored
+
+    stored = asyncio.run(crawl())
+    assert middleware._learner.template(host)
+    assert sorted(stored) == sorted(BASE + path for path in (first, long_page, *others[:2]))
+    assert len(stored[BASE + long_page]) > SAMPLE_MAX_BYTES // 2
+    for markdown in stored.values():
+        assert not [s for s in site.CHROME if s in markdown]

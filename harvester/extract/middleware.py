@@ -29,6 +29,7 @@ from harvester.extract.page import (
 )
 from harvester.extract.pdf import PdfUnreadable, extract_pdf, is_pdf
 from harvester.extract.template import (
+    SAMPLE_MAX_BYTES,
     Block,
     PageSignature,
     Removal,
@@ -204,10 +205,12 @@ class ExtractionMiddleware:
             self._report(page_failed, response.url, "extraction_error", "failed")
             return []
         template = self._learner.template(host)  # decided while this page was parsed?
-        if prepared.signature is None or template is not None:  # nothing to learn from, or too late
+        if prepared.doc is None or template is not None:  # nothing to wait for, or too late
             output = await self._finish(response, template, prepared)
             return [output] if output is not None else []
         self._held.setdefault(host, []).append(prepared)
+        if prepared.signature is None:  # too long to learn from: it waits for the others' template
+            return []
         if not self._learner.observe(host, response.url, prepared.signature):
             return []
         return await self._release(host)
@@ -219,8 +222,18 @@ class ExtractionMiddleware:
             doc = _document(response)
         except NoContent as exc:
             return _Prepared(response, None, None, None, None, exc.reason)
+        signals = read_signals(doc, response.text)
+        if len(response.body) > SAMPLE_MAX_BYTES or self._learner.template(host_key(response.url)) is not None:
+            # Not walked for its blocks (they are read later, and only if the template removes
+            # any: _classify_and_extract) when it is too long to learn from (a changelog of
+            # several hundred KB costs as much to walk as a dozen ordinary pages, and the sample
+            # is for the site's typical pages), or when the template was decided while it waited
+            # for the worker: pages queue behind a long one, each sent here before the sample was
+            # full (16 of the first 24 pages of the Scrapy docs). A dict lookup, safe from the
+            # worker thread; the learner is otherwise only used from the reactor's.
+            return _Prepared(response, doc, signals, None, None)
         blocks = page_blocks(template_scope(doc, self._content_selector(response.url)))
-        return _Prepared(response, doc, read_signals(doc, response.text), blocks, signature(blocks))
+        return _Prepared(response, doc, signals, blocks, signature(blocks))
 
     async def _release(self, host: str) -> list[Any]:
         """Decide ``host``'s template (if no page did) and extract the pages that waited for it."""
@@ -420,6 +433,8 @@ class ExtractionMiddleware:
             if prepared.doc is None:
                 return Verdict(PageType.EMPTY, prepared.no_content or "empty"), None, prepared.no_content, [], removal
             doc, signals, blocks = prepared.doc, prepared.signals, prepared.blocks
+            if blocks is None and template:  # prepared after the template was decided
+                blocks = page_blocks(template_scope(doc, self._content_selector(response.url)))
         else:
             try:
                 doc = _document(response)

@@ -18,7 +18,8 @@ and "Home / Usage" matches "Home / Reference" at the same place. Python's ``hash
 hashes live in one process (templates are not persisted).
 
 **Learning.** :class:`TemplateLearner` keeps, per host, the signatures of the first pages
-(``sample``, 8 by default) and then decides the host's :class:`Template` once: the texts and slots
+(``sample``, 8 by default; pages over ``SAMPLE_MAX_BYTES`` are not learned from, they wait for
+the template like the others) and then decides the host's :class:`Template` once: the texts and slots
 found on at least 70% of those pages (and on at least 3), and the positions that hold such a block
 on as many. A host with fewer pages is decided on what it has when the crawl runs out of pages
 (with fewer than 3, nothing is learned). The template is frozen from then on, so every page of the
@@ -53,14 +54,18 @@ from dataclasses import dataclass
 
 from harvester.extract.convert import remove_keep_tail
 
-__all__ = ["Block", "PageSignature", "Removal", "Template", "TemplateLearner", "learn", "page_blocks",
-           "remove_template", "signature"]
+__all__ = ["SAMPLE_MAX_BYTES", "Block", "PageSignature", "Removal", "Template", "TemplateLearner", "learn",
+           "page_blocks", "remove_template", "signature"]
 
 # A block is template when on at least this share of the sampled pages, and on at least MIN_PAGES.
 SHARE = 0.7
 MIN_PAGES = 3
 # Pages of a host learned from before its template is decided.
 DEFAULT_SAMPLE = 8
+# Pages larger than this (bytes of the response) are not learned from; they wait for the template
+# the host's other pages decide. Walking one costs in proportion to its size, and the longest
+# pages of a docs site (changelogs, generated API indexes) are the least typical of its template.
+SAMPLE_MAX_BYTES = 256 * 1024
 # Positions judge blocks that changed (a first page without "previous"): only short or link text.
 LIGHT_WORDS = 8
 # Blocks without links get a slot (numbers set aside) up to this many words.
