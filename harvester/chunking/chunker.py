@@ -53,6 +53,7 @@ import unicodedata
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from harvester.markdown.grammar import HEADING, Fence, fence_closes, fence_opening, is_table_start
@@ -171,11 +172,12 @@ def chunk_markdown(
 @dataclass
 class _Block:
     kind: str  # "prose" | "code" | "table"
-    lines: list[str]
+    lines: list[str]  # not changed once the block is made
     start: int | None = None  # offset of its text in the page text (None: not a stretch of it)
 
-    @property
+    @cached_property
     def text(self) -> str:
+        # Asked for several times per block (counted, laid out, split, packed): joined once.
         return "\n".join(self.lines)
 
     @property
@@ -198,8 +200,8 @@ class _Span(NamedTuple):
     start: int | None = None  # offset of text in the page text, when it is a stretch of it
 
 
-@dataclass(frozen=True)
-class _Piece:
+class _Piece(NamedTuple):
+    # A tuple, not a frozen dataclass (as _Span): a frozen dataclass pays a setattr call per field.
     text: str
     tokens: int
     kind: str
@@ -447,7 +449,7 @@ def _overlap(previous: list[_Piece], limit: int) -> list[_Piece]:
     for piece in reversed(previous[1:]):
         if piece.kind != "prose" or _tokens(taken) + piece.tokens > limit:
             break
-        taken.append(replace(piece, overlap=True))
+        taken.append(piece._replace(overlap=True))
     return taken[::-1]
 
 
