@@ -342,7 +342,8 @@ class ExtractionMiddleware:
             self._sampled.add(host)
             have = {canonical_url(p.response.url, self._strip) for p in held}
             urls = [url for url in recrawl.pages if host_key(url) == host and url not in have]
-            for url in urls[: self._learner.sample - len(held)]:
+            learned_from = sum(1 for p in held if p.signature is not None)  # not the pages too long to learn from
+            for url in urls[: self._learner.sample - learned_from]:
                 self.crawler.engine.crawl(Request(url, callback=self._sample_parsed, dont_filter=True,
                                                   meta={TEMPLATE_SAMPLE: True}))
                 self.crawler.stats.inc_value("harvester/template/sampled_pages")
@@ -433,7 +434,7 @@ class ExtractionMiddleware:
             if prepared.doc is None:
                 return Verdict(PageType.EMPTY, prepared.no_content or "empty"), None, prepared.no_content, [], removal
             doc, signals, blocks = prepared.doc, prepared.signals, prepared.blocks
-            if blocks is None and template:  # prepared after the template was decided
+            if blocks is None and template:  # not walked while learning (too long, or the template came first)
                 blocks = page_blocks(template_scope(doc, self._content_selector(response.url)))
         else:
             try:
