@@ -108,6 +108,32 @@ def test_a_site_larger_than_the_sample_is_clean_on_every_page(tmp_path: Path) ->
     assert stats(result.output, "harvester/template/learned_hosts") == {"harvester/template/learned_hosts": 1}
 
 
+def test_a_page_too_long_to_learn_from_is_stored_clean_with_the_others(tmp_path: Path) -> None:
+    # One page is a release-notes page over SAMPLE_MAX_BYTES. The sample is every page of the site,
+    # so the template is still learning when it arrives, whenever that is: it waits for the
+    # template the other pages decide (when the crawl runs out of pages), then goes through.
+    from harvester.extract.template import SAMPLE_MAX_BYTES
+
+    routes = template_site.routes()
+    long_path = template_site.path(1)
+    entry = "<p>" + "Fixed a widget that would not load when its board changed. " * 30 + "</p>\n"
+    html = template_site.page(1).replace(
+        "<h2>See also</h2>", entry * (SAMPLE_MAX_BYTES // len(entry) + 1) + "<h2>See also</h2>")
+    routes[long_path] = Route(html, headers=HTML)
+    with SiteServer(routes=routes) as server:
+        result = crawl("site", server.url, tmp_path, timeout=180,
+                       settings={**NO_EMBEDDING, "HARVESTER_TEMPLATE_SAMPLE": str(len(routes))})
+    assert result.returncode == 0, result.output[-3000:]
+    pages = by_path(result.items, server.url)
+    assert sorted(pages) == sorted(template_site.pages())
+    assert len(pages[long_path]["markdown"]) > SAMPLE_MAX_BYTES // 2
+    for path, item in pages.items():
+        assert not [s for s in template_site.CHROME if s in item["markdown"]], path
+    assert stats(result.output, "harvester/template/learned_hosts") == {"harvester/template/learned_hosts": 1}
+    # It waited without being learned from.
+    assert stats(result.output, "harvester/template/too_long") == {"harvester/template/too_long_to_learn": 1}
+
+
 def test_pages_waiting_for_a_template_are_stored_when_the_page_budget_ends_the_crawl(tmp_path: Path) -> None:
     with SiteServer(routes=template_site.routes()) as server:
         result = crawl("site", server.url, tmp_path, settings={**NO_EMBEDDING, "HARVESTER_MAX_PAGES": "3"},

@@ -1,5 +1,6 @@
 """Learned site templates (harvester.extract.template), Scrapy-free: what is learned, what goes,
-and what must stay although it repeats."""
+and what must stay although it repeats; then, with Scrapy's objects but no crawl, which pages the
+extraction middleware learns from."""
 
 from __future__ import annotations
 
@@ -266,6 +267,7 @@ def test_a_page_too_long_to_learn_from_waits_for_the_template_of_the_others_and_
         return stored
 
     stored = asyncio.run(crawl())
+    assert middleware.crawler.stats.get_value("harvester/template/too_long_to_learn") == 1
     assert middleware._learner.template(host)
     assert sorted(stored) == sorted(BASE + path for path in (first, long_page, *others[:2]))
     assert len(stored[BASE + long_page]) > SAMPLE_MAX_BYTES // 2

@@ -210,6 +210,7 @@ class ExtractionMiddleware:
             return [output] if output is not None else []
         self._held.setdefault(host, []).append(prepared)
         if prepared.signature is None:  # too long to learn from: it waits for the others' template
+            self.crawler.stats.inc_value("harvester/template/too_long_to_learn")
             return []
         if not self._learner.observe(host, response.url, prepared.signature):
             return []
