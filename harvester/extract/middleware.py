@@ -233,8 +233,13 @@ class ExtractionMiddleware:
             # full (16 of the first 24 pages of the Scrapy docs). A dict lookup, safe from the
             # worker thread; the learner is otherwise only used from the reactor's.
             return _Prepared(response, doc, signals, None, None)
-        blocks = page_blocks(template_scope(doc, self._content_selector(response.url)))
+        blocks = self._blocks(doc, response.url)
         return _Prepared(response, doc, signals, blocks, signature(blocks))
+
+    def _blocks(self, doc: Any, url: str) -> list[Block]:
+        """The page's blocks where its template is learned and removed (before anything changes
+        the tree)."""
+        return page_blocks(template_scope(doc, self._content_selector(url)))
 
     async def _release(self, host: str) -> list[Any]:
         """Decide ``host``'s template (if no page did) and extract the pages that waited for it."""
@@ -435,15 +440,14 @@ class ExtractionMiddleware:
             if prepared.doc is None:
                 return Verdict(PageType.EMPTY, prepared.no_content or "empty"), None, prepared.no_content, [], removal
             doc, signals, blocks = prepared.doc, prepared.signals, prepared.blocks
-            if blocks is None and template:  # not walked while learning (too long, or the template came first)
-                blocks = page_blocks(template_scope(doc, self._content_selector(response.url)))
         else:
             try:
                 doc = _document(response)
             except NoContent as exc:
                 return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, [], removal
-            signals = read_signals(doc, response.text)
-            blocks = page_blocks(template_scope(doc, self._content_selector(response.url))) if template else None
+            signals, blocks = read_signals(doc, response.text), None
+        if blocks is None and template:  # not walked yet: too long to learn from, prepared late, or never held
+            blocks = self._blocks(doc, response.url)
 
         def strip_template(root: Any) -> Removal:
             nonlocal removal
