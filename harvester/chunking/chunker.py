@@ -54,7 +54,6 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from itertools import accumulate
 from typing import Any, NamedTuple
 
 from harvester.markdown.grammar import HEADING, Fence, fence_closes, fence_opening, is_table_start
@@ -302,19 +301,13 @@ class _Parser:
     def parse(self, markdown: str) -> list[_Section]:
         lines = [line.rstrip() for line in markdown.splitlines()]
         self.text = "\n".join(lines)
-        self.offsets = [0, *accumulate(len(line) + 1 for line in lines)][:len(lines)]
-        i, count = 0, len(lines)
-        while i < count:
-            line = lines[i]
-            # Most lines are prose, told apart here: no heading's "#" in front, no fence marker and
-            # no table's "|" (what _step looks for first).
-            if line and "|" not in line and "#" not in line[:4] and "```" not in line and "~~~" not in line:
-                if not self.para:
-                    self.para_start = i
-                self.para.append(line)
-                i += 1
-            else:
-                i = self._step(lines, i)
+        offset = 0
+        for line in lines:
+            self.offsets.append(offset)
+            offset += len(line) + 1
+        i = 0
+        while i < len(lines):
+            i = self._step(lines, i)
         self._flush()
         return [s for s in self.sections if s.blocks]
 
