@@ -53,7 +53,6 @@ import unicodedata
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Any, NamedTuple
 
 from harvester.markdown.grammar import HEADING, Fence, fence_closes, fence_opening, is_table_start
@@ -172,12 +171,11 @@ def chunk_markdown(
 @dataclass
 class _Block:
     kind: str  # "prose" | "code" | "table"
-    lines: list[str]  # not changed once the block is made
+    lines: list[str]
     start: int | None = None  # offset of its text in the page text (None: not a stretch of it)
 
-    @cached_property
+    @property
     def text(self) -> str:
-        # Asked for several times per block (counted, laid out, split, packed): joined once.
         return "\n".join(self.lines)
 
     @property
@@ -200,8 +198,8 @@ class _Span(NamedTuple):
     start: int | None = None  # offset of text in the page text, when it is a stretch of it
 
 
-class _Piece(NamedTuple):
-    # A tuple, not a frozen dataclass (as _Span): a frozen dataclass pays a setattr call per field.
+@dataclass(frozen=True)
+class _Piece:
     text: str
     tokens: int
     kind: str
@@ -449,7 +447,7 @@ def _overlap(previous: list[_Piece], limit: int) -> list[_Piece]:
     for piece in reversed(previous[1:]):
         if piece.kind != "prose" or _tokens(taken) + piece.tokens > limit:
             break
-        taken.append(piece._replace(overlap=True))
+        taken.append(replace(piece, overlap=True))
     return taken[::-1]
 
 

@@ -226,8 +226,7 @@ class ModelTokenizer:
         for run in unknown:
             if run.isascii() and run.isprintable():
                 total = 0
-                # Most runs are one word (letters and digits): not searched for words.
-                for word in (run,) if run.isalnum() else _ASCII_WORDS.findall(run):
+                for word in _ASCII_WORDS.findall(run):
                     size = words.get(word)
                     if size is None:
                         size = words[word] = len(model.tokenize(word.lower() if self.lowercase else word))
