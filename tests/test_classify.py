@@ -217,3 +217,25 @@ def test_the_text_walk_stops_once_the_rules_are_decided_and_not_before() -> None
     signals = read_signals(lxml.html.document_fromstring(nav_only), nav_only)
     assert signals.navigation_only and signals.content_chars == len("Tiny.")
     assert classify_page(nav_only, 200, extracted_chars=len(menu)).reason == "navigation_only"
+
+
+def test_navigation_past_the_first_1500_characters_is_not_walked_but_content_is() -> None:
+    """A docs theme's sidebar (the whole site's table of contents) often comes before the content:
+    once the text has 1,500 characters, the rest of the menus adds nothing the rules need, so it
+    is skipped, while the walk goes on to the content that decides "navigation only"."""
+    import lxml.html
+
+    from harvester.extract.classify import SHORT_TEXT, read_signals
+
+    entries = [f"Chapter {n} of the site's table of contents" for n in range(200)]
+    menu = "<ul>" + "".join(f"<li><a href='/c{n}'>{text}</a></li>" for n, text in enumerate(entries)) + "</ul>"
+    html = (f"<html><body><nav>{menu}</nav><div class='sidebar'><p>Second sidebar's search tips</p></div>"
+            f"<main><h1>Installation</h1>{PROSE}</main></body></html>")
+    signals = read_signals(lxml.html.document_fromstring(html), html)
+    assert SHORT_TEXT <= signals.text_chars < len(" ".join(entries)) / 2
+    assert signals.text.startswith(entries[0]) and "Second sidebar" not in signals.text
+    assert signals.content_chars >= 80 and not signals.navigation_only
+    assert classify_page(html, extracted_chars=len(PROSE)).type is PageType.CONTENT
+    # Whitespace between elements is no text: it never makes the walk stop early or late.
+    spaced = html.replace("</li>", "</li>\n" + " " * 200)
+    assert read_signals(lxml.html.document_fromstring(spaced), spaced).text == signals.text

@@ -215,7 +215,7 @@ class Signals:
     def read(cls, doc: lxml.html.HtmlElement, html: str | bytes) -> Signals:
         title = _text(doc.find(".//title"))
         h1 = _text(next(iter(doc.iter("h1")), None))
-        scripts = [s for s in doc.iter("script") if (s.get("type") or "").lower() not in _DATA_SCRIPTS]
+        has_scripts = any((s.get("type") or "").lower() not in _DATA_SCRIPTS for s in doc.iter("script"))
         noscript = " ".join(_text(n) for n in doc.iter("noscript"))
         text, content, search_inputs = _visible_texts(doc, text_enough=SHORT_TEXT, content_enough=NAV_ONLY_TEXT)
         hrefs = [a.get("href") or "" for a in doc.iter("a")]
@@ -227,7 +227,7 @@ class Signals:
             captcha = _has_captcha_markup(raw[:200_000])
         return cls(
             title=title, h1=h1, text=text, text_chars=len(text),
-            has_scripts=bool(scripts),
+            has_scripts=has_scripts,
             empty_mount=any(_is_empty_mount(el) for el in doc.iter("div", "main", "section", "body", *_MOUNT_TAGS)),
             enable_js=bool(_ENABLE_JS.search(noscript)) or bool(_ENABLE_JS.search(text[:SHELL_TEXT * 2])),
             captcha=captcha,
@@ -265,28 +265,38 @@ def _visible_texts(root: lxml.html.HtmlElement, text_enough: int | None = None,
     With ``text_enough``: the walk stops once the text has at least that many characters and the
     content at least ``content_enough`` (the rules only look at the text of short pages): the
     texts are then the first ones, and the search fields those seen so far. A docs page's whole
-    tree was walked in Python for a length compared with 1,500 at most."""
+    tree was walked in Python for a length compared with 1,500 at most. Once the text has enough,
+    navigation is not walked any more: it adds to the text only, and a docs theme's sidebar (the
+    whole site's table of contents, thousands of elements) often comes before the content."""
     parts: list[str] = []
     content: list[str] = []
     search_inputs = 0
-    seen = 0  # characters collected, before whitespace is collapsed
-    check_at = text_enough
+    text_done, content_done = False, content_enough <= 0
+    # Characters collected, before whitespace is collapsed; collapsing again only as they double.
+    seen = content_seen = 0
+    text_check, content_check = text_enough or 0, content_enough
 
     def add(text: str, in_nav: bool) -> bool:
         """Collect ``text``; whether there is enough now."""
-        nonlocal seen, check_at
+        nonlocal seen, content_seen, text_check, content_check, text_done, content_done
+        if text.isspace():
+            return False  # what separates elements: the parts are joined with a space anyway
         parts.append(text)
         if not in_nav:
             content.append(text)
-        if check_at is None:
+        if text_enough is None:
             return False
-        seen += len(text)
-        if seen < check_at:
-            return False
-        if len(_collapsed(parts)) >= text_enough and len(_collapsed(content)) >= content_enough:
-            return True
-        check_at = 2 * seen  # collapsing again only as the text doubles
-        return False
+        if not text_done:
+            seen += len(text)
+            if seen >= text_check:
+                text_done = len(_collapsed(parts)) >= text_enough
+                text_check = 2 * seen
+        if not content_done and not in_nav:
+            content_seen += len(text)
+            if content_seen >= content_check:
+                content_done = len(_collapsed(content)) >= content_enough
+                content_check = 2 * content_seen
+        return text_done and content_done
 
     tag = root.tag
     if not isinstance(tag, str) or tag in _INVISIBLE:
@@ -302,7 +312,7 @@ def _visible_texts(root: lxml.html.HtmlElement, text_enough: int | None = None,
     frames: list = [(iter(root), in_nav, None)]
     while frames:
         children, in_nav, _ = frames[-1]
-        child = next(children, None)
+        child = None if in_nav and text_done else next(children, None)
         if child is None:
             tail = frames.pop()[2]
             if tail is not None and add(*tail):
@@ -314,6 +324,10 @@ def _visible_texts(root: lxml.html.HtmlElement, text_enough: int | None = None,
                 break
             continue
         child_nav = in_nav or _is_navigation(child, tag)
+        if child_nav and text_done:
+            if child.tail and add(child.tail, in_nav):
+                break
+            continue
         if tag == "input" and not child_nav and _is_search_field(child):
             search_inputs += 1
         if child.text and add(child.text, child_nav):
