@@ -45,6 +45,9 @@ def test_addon_defaults_and_pipeline_order():
     assert settings.getbool("ROBOTSTXT_OBEY") and settings.getbool("AUTOTHROTTLE_ENABLED")
     assert settings["USER_AGENT"].startswith("Harvester/")
     assert not settings.getbool("TELNETCONSOLE_ENABLED")
+    # Scrapy starts CONCURRENT_ITEMS tasks for every response's output (scrapy.utils.asyncio
+    # _parallel_asyncio): 100 by default, for a page and a few links.
+    assert settings.getint("CONCURRENT_ITEMS") == 16
     pipelines = components(settings, "ITEM_PIPELINES")
     order = sorted((pipelines[c], c) for c in (DedupPipeline, ChunkingPipeline, EmbeddingPipeline, IndexPipeline))
     assert [c for _, c in order] == [DedupPipeline, ChunkingPipeline, EmbeddingPipeline, IndexPipeline]

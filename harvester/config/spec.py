@@ -362,6 +362,10 @@ SPEC: tuple[Setting, ...] = (
             "crawler process, the heaps' free memory is given back after each call of the model instead (a "
             "fixed threshold slows the model down) (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_` and "
             "`MALLOC_TRIM_THRESHOLD_` in the environment win)", "Memory"),
+    Setting("CONCURRENT_ITEMS", 16, POSITIVE, "items and requests of one response processed at once; "
+            "Harvester's spiders yield about one page and a few links per response, and Scrapy starts this many "
+            "tasks for every response whatever it yields (its default, 100, cost ~1 ms of CPU per page)",
+            "Memory", scrapy=True),
     Setting("HARVESTER_OFFLOAD_MIN_SIZE", 512 * 1024, COUNT, "pages (bytes of HTML) and texts (characters of "
             "Markdown) from this size on are extracted, chunked and fingerprinted in worker threads, so that "
             "downloads and the browser go on meanwhile; smaller ones on the reactor thread, as Scrapy runs "
