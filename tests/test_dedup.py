@@ -160,6 +160,10 @@ def test_minhash_and_its_lsh_bands():
     from harvester.dedup.minhash import MinHash, MinHashIndex, band_layout
 
     assert band_layout(0.9, 128) == (5, 25) and band_layout(0.5, 128) == (25, 5)
+    from harvester.dedup.minhash import _KNOWN_LAYOUTS, _best_layout
+
+    # The layouts a crawl takes as known still are what the integrals give.
+    assert all(_best_layout(*key) == layout for key, layout in _KNOWN_LAYOUTS.items())
     assert band_layout(0.8, 128) == (9, 13) and band_layout(0.3, 64) == (21, 3)
     hashes = np.array([5, 17, 2**32 - 2, 99], dtype=np.uint64)
     same = MinHash.of(np.concatenate([hashes[::-1], hashes]))

@@ -77,11 +77,22 @@ class MinHash:
         return float(np.count_nonzero(self.values == other.values)) / len(self.values)
 
 
+# The layout of the default threshold (HARVESTER_NEAR_DUPLICATE_THRESHOLD) and signature size,
+# worked out once: the integrals over some 600 layouts cost 10-20 ms of CPU in every crawl, as
+# much as the signatures of a dozen pages (tests/test_dedup.py checks that they still give it).
+_KNOWN_LAYOUTS = {(0.9, 128): (5, 25)}
+
+
 @functools.lru_cache(maxsize=16)
 def band_layout(threshold: float, num_perm: int) -> tuple[int, int]:
     """(bands, rows per band) for ``num_perm`` minima such that pairs at ``threshold`` similarity
     are found: the layout with the least false-positive area below the threshold plus
     false-negative area above it (equal weights), integrated numerically."""
+    known = _KNOWN_LAYOUTS.get((threshold, num_perm))
+    return known if known is not None else _best_layout(threshold, num_perm)
+
+
+def _best_layout(threshold: float, num_perm: int) -> tuple[int, int]:
     import numpy as np
 
     trapezoid = getattr(np, "trapezoid", None) or np.trapz
