@@ -302,6 +302,19 @@ def test_cookie_banner_removed_but_cookie_section_kept() -> None:
     assert "Reject all" not in md  # named by its class, in capitals
 
 
+def test_edit_links_are_told_by_their_whole_text() -> None:
+    """An edit link is dropped however its words are spaced or cased (zero-width and no-break
+    spaces between them); a link that only starts like one is content."""
+    html = _doc(
+        "<main><h1>Guide</h1><p>" + FILLER + "</p>"
+        "<p><a href='/e1'>EDIT\u200bon GitHub</a> <a href='/e2'><b>View</b>&nbsp;page source</a> "
+        "<a href='/k'>Editor settings</a> <a href='/r'>Report an issue tracker export</a></p></main>")
+    md = extract_page(html, "https://example.org/").markdown
+    assert "GitHub" not in md and "page source" not in md
+    assert "[Editor settings](https://example.org/k)" in md
+    assert "[Report an issue tracker export](https://example.org/r)" in md
+
+
 def test_tidy_markdown_collapses_blank_lines_outside_code() -> None:
     md = tidy_markdown("a  \n\n\n\nb\n```\nx  \n\n\n\ny\n```\n\n\n")
     assert md == "a\n\nb\n```\nx  \n\n\n\ny\n```\n"

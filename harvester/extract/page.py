@@ -33,6 +33,7 @@ is safe to run in worker threads.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -116,6 +117,7 @@ _EDIT_TEXTS = frozenset({
     "show source", "show page source", "improve this page", "suggest an edit", "edit page",
     "view source", "report an issue",
 })
+_EDIT_WORDS = tuple(sorted({text.split()[0] for text in _EDIT_TEXTS}))
 # Inline chrome that must go before <span>s are unwrapped and code is
 # flattened (or its text would stay behind): line numbers, permalink and
 # copy widgets. Shared by many generators, so not tied to a profile.
@@ -657,14 +659,16 @@ def _clean(main) -> None:
             doomed.append(el)
             continue
         classes = el.get("class")
-        if _is_cookie_banner(el, tag, classes):
+        element_id = el.get("id")
+        if ((classes and _mentions_cookies(classes)) or (element_id and _mentions_cookies(element_id))) \
+                and _is_cookie_banner(el, tag, classes):
             doomed.append(el)
             continue
         if tag == "a":
             # Spans are unwrapped already, so the direct text usually is the
             # whole link text; avoid text_content() on hundreds of links.
             text = el.text_content() if len(el) else (el.text or "")
-            if len(text) < 40 and _norm(text).casefold() in _EDIT_TEXTS:
+            if len(text) < 40 and _is_edit_text(text):
                 doomed.append(el)
     for el in doomed:
         if el is main:
@@ -676,6 +680,22 @@ def _clean(main) -> None:
             el.drop_tree()
         else:
             remove_keep_tail(el)
+
+
+def _is_edit_text(text: str) -> bool:
+    # Words are never split by what _norm changes (whitespace, zero-width characters), so an edit
+    # text's first word is in the link text as it is: most links are told apart by that alone.
+    folded = text.casefold()
+    return any(word in folded for word in _EDIT_WORDS) and _norm(text).casefold() in _EDIT_TEXTS
+
+
+@functools.lru_cache(maxsize=4096)
+def _mentions_cookies(ident: str) -> bool:
+    """Whether a class or id attribute holds one of _COOKIE_WORDS: the cheap test every element
+    with either takes (half of a docs page's main element has one), once per distinct value
+    (class values repeat: "reference internal", "highlight-python"...). Neither holds a space,
+    so a match in "class id" is a match in one of them."""
+    return _COOKIE_HINT.search(ident) is not None
 
 
 def _is_cookie_banner(el, tag: str, classes: str | None) -> bool:
