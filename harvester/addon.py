@@ -33,14 +33,19 @@ DEFAULTS: dict[str, Any] = defaults()
 # command that builds none (``scrapy list``, ``scrapy search``) and a crawl with embedding and
 # the index off never import the model, Qdrant's client or the rest.
 INDEX_PIPELINE = "harvester.index.pipeline.IndexPipeline"
+EMBEDDING_PIPELINE = "harvester.embedding.pipeline.EmbeddingPipeline"
 PIPELINES = (
     ("harvester.dedup.pipeline.DedupPipeline", 100),
     ("harvester.dedup.pipeline.AggregatePipeline", 150),
     ("harvester.chunking.pipeline.ChunkingPipeline", 200),
-    ("harvester.embedding.pipeline.EmbeddingPipeline", 300),
+    (EMBEDDING_PIPELINE, 300),
     (INDEX_PIPELINE, 400),
     ("harvester.dedup.pipeline.BoilerplatePipeline", 250),
 )
+# Pipelines left out while the setting switches them off: Scrapy imports a component to learn
+# that it is off. Qdrant's client costs seconds of CPU and ~75 MB, which a crawl without the index
+# need not pay; the embedding pipeline's process pool and multiprocessing, a few ms of every crawl.
+SWITCHED_PIPELINES = {INDEX_PIPELINE: "HARVESTER_INDEX_ENABLED", EMBEDDING_PIPELINE: "HARVESTER_EMBEDDING_ENABLED"}
 # Scrapy's extensions that listen on a port, off by default (harvester.config.spec), by the
 # setting that switches each on.
 SWITCHED_EXTENSIONS = (
@@ -74,9 +79,8 @@ class HarvesterAddon:
         for name, value in DEFAULTS.items():
             settings.set(name, value, "addon")
         for pipeline, order in PIPELINES:
-            if pipeline == INDEX_PIPELINE and not _switched_on(settings, "HARVESTER_INDEX_ENABLED"):
-                # Scrapy imports a component to learn that it is off: Qdrant's client costs
-                # seconds of CPU and ~75 MB, which a crawl without the index need not pay.
+            switch = SWITCHED_PIPELINES.get(pipeline)
+            if switch is not None and not _switched_on(settings, switch):
                 continue
             add("ITEM_PIPELINES", pipeline, order)
         # Last to see a response and the first to see its output, so every request's final outcome

@@ -129,6 +129,16 @@ def test_a_component_turned_off_stays_off_however_it_is_named(key):
     assert DedupPipeline in components(settings, "ITEM_PIPELINES")
 
 
+@pytest.mark.parametrize(("component", "switch"), [(IndexPipeline, "HARVESTER_INDEX_ENABLED"),
+                                                    (EmbeddingPipeline, "HARVESTER_EMBEDDING_ENABLED")])
+def test_a_pipeline_switched_off_is_not_even_listed(component, switch):
+    """Scrapy imports every listed component to learn that it is off (Qdrant's client, the
+    embedding process pool): one switched off by its setting is not listed."""
+    assert component in components(crawler_with().settings, "ITEM_PIPELINES")
+    assert component not in components(crawler_with(**{switch: False}).settings, "ITEM_PIPELINES")
+    assert DedupPipeline in components(crawler_with(**{switch: False}).settings, "ITEM_PIPELINES")
+
+
 def test_user_settings_override_addon_defaults():
     settings = crawler_with(USER_AGENT="MyBot/1.0", HARVESTER_QDRANT_COLLECTION="x").settings
     assert settings["USER_AGENT"] == "MyBot/1.0"
