@@ -98,7 +98,7 @@ _NOT_FOUND = re.compile(
     r"something went wrong|error occurred)\b",
     re.IGNORECASE,
 )
-_HASH_ROUTE = re.compile(r"^#!?/")
+_HASH_ROUTES = ("#/", "#!/")  # client-side routes: #/guide, #!/guide
 _SEARCH_TITLE = re.compile(r"^\s*(search(ing)?|search results|results)\b", re.IGNORECASE)
 # Query fields of search forms (Sphinx, MkDocs, WordPress, most site searches).
 _SEARCH_FIELDS = frozenset({"q", "query", "search", "s", "searchterm", "keywords", "term", "text"})
@@ -213,12 +213,42 @@ class Signals:
 
     @classmethod
     def read(cls, doc: lxml.html.HtmlElement, html: str | bytes) -> Signals:
-        title = _text(doc.find(".//title"))
-        h1 = _text(next(iter(doc.iter("h1")), None))
-        has_scripts = any((s.get("type") or "").lower() not in _DATA_SCRIPTS for s in doc.iter("script"))
-        noscript = " ".join(_text(n) for n in doc.iter("noscript"))
+        # One walk of the tree for every element the rules count, in document order: lxml walks
+        # the whole tree for each iter() whose tag the page has (for the first match too, as it
+        # looks ahead for the next), a few ms each on a 1 MB API page.
+        title_el = h1_el = None
+        has_scripts = empty_mount = False
+        noscripts: list[str] = []
+        links = hash_links = password_inputs = 0
+        iframes: list[str] = []
+        for el in doc.iter(*_SIGNAL_TAGS):
+            tag = el.tag
+            if tag == "a":
+                links += 1
+                if (el.get("href") or "").startswith(_HASH_ROUTES):
+                    hash_links += 1
+            elif tag in _MOUNT_CANDIDATES:
+                if not empty_mount and _is_empty_mount(el):
+                    empty_mount = True
+            elif tag == "script":
+                if not has_scripts and (el.get("type") or "").lower() not in _DATA_SCRIPTS:
+                    has_scripts = True
+            elif tag == "input":
+                if (el.get("type") or "").lower() == "password":
+                    password_inputs += 1
+            elif tag == "title":
+                if title_el is None and el is not doc:
+                    title_el = el
+            elif tag == "h1":
+                if h1_el is None:
+                    h1_el = el
+            elif tag == "noscript":
+                noscripts.append(_text(el))
+            elif tag == "iframe":
+                if el.get("src"):
+                    iframes.append(el.get("src"))
+        noscript = " ".join(noscripts)
         text, content, search_inputs = _visible_texts(doc, text_enough=SHORT_TEXT, content_enough=NAV_ONLY_TEXT)
-        hrefs = [a.get("href") or "" for a in doc.iter("a")]
         # Captcha markup only counts on a short page (``decide``): a long page's raw HTML, up to
         # 200 KB of it, is not case-folded for it.
         captcha = False
@@ -226,20 +256,22 @@ class Signals:
             raw = html if isinstance(html, str) else html.decode("utf-8", "replace")
             captcha = _has_captcha_markup(raw[:200_000])
         return cls(
-            title=title, h1=h1, text=text, text_chars=len(text),
+            title=_text(title_el), h1=_text(h1_el), text=text, text_chars=len(text),
             has_scripts=has_scripts,
-            empty_mount=any(_is_empty_mount(el) for el in doc.iter("div", "main", "section", "body", *_MOUNT_TAGS)),
+            empty_mount=empty_mount,
             enable_js=bool(_ENABLE_JS.search(noscript)) or bool(_ENABLE_JS.search(text[:SHELL_TEXT * 2])),
             captcha=captcha,
-            password_inputs=sum(1 for i in doc.iter("input") if (i.get("type") or "").lower() == "password"),
-            links=len(hrefs), hash_links=sum(1 for h in hrefs if _HASH_ROUTE.match(h)),
-            iframes=tuple(f.get("src") for f in doc.iter("iframe") if f.get("src")),
+            password_inputs=password_inputs,
+            links=links, hash_links=hash_links,
+            iframes=tuple(iframes),
             content_chars=len(content),
             search_inputs=search_inputs,
         )
 
 
 _DATA_SCRIPTS = ("application/ld+json", "application/json", "text/template", "text/x-template", "importmap")
+_MOUNT_CANDIDATES = frozenset({"div", "main", "section", "body", *_MOUNT_TAGS})
+_SIGNAL_TAGS = ("a", *_MOUNT_CANDIDATES, "script", "input", "title", "h1", "noscript", "iframe")
 _INVISIBLE = ("script", "style", "noscript", "template", "head", "title", "svg")
 
 
