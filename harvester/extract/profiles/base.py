@@ -89,17 +89,28 @@ class Selector:
             self._xpath = CSSSelector(css, translator="html")
             return
         self._tags = tuple(self._by_tag)
+        # Per tag, the classes of which an element needs one to match, when every selector for
+        # the tag names a class (None otherwise): most elements are told apart by that alone,
+        # before the selectors are tried one by one (a <dt> against ~20).
+        self._needs_class: dict[str, frozenset[str] | None] = {
+            tag: frozenset().union(*(chain[0][1] for chain in chains))
+            if all(chain[0][1] for chain in chains) else None
+            for tag, chains in self._by_tag.items()
+        }
 
     def __call__(self, root) -> list:
         if self._by_tag is None:
             return self._xpath(root)
-        by_tag = self._by_tag
+        by_tag, needs_class = self._by_tag, self._needs_class
         out = []
         for el in root.iter(*self._tags):
             # Class tokens and the parent are read once per element, not
             # once per selector: a <dt> is tested against ~20 selectors.
             cls = el.get("class")
-            tokens = frozenset(cls.split()) if cls else _NO_CLASSES
+            tokens = _class_tokens(cls) if cls else _NO_CLASSES
+            needed = needs_class[el.tag]
+            if needed is not None and needed.isdisjoint(tokens):
+                continue  # every selector for its tag names a class it does not have
             parent = ptokens = None
             for chain in by_tag[el.tag]:
                 _, classes, ident, attrs, _ = chain[0]
@@ -129,6 +140,12 @@ class Selector:
 
 
 _NO_CLASSES: frozenset[str] = frozenset()
+
+
+@lru_cache(maxsize=4096)
+def _class_tokens(cls: str) -> frozenset[str]:
+    """The tokens of a class attribute: the same few values recur all over a site's pages."""
+    return frozenset(cls.split())
 
 
 class _Unsupported(Exception):
