@@ -315,6 +315,24 @@ def test_edit_links_are_told_by_their_whole_text() -> None:
     assert "[Report an issue tracker export](https://example.org/r)" in md
 
 
+def test_heading_self_links_keep_their_words_and_lose_their_glyphs() -> None:
+    """A heading's fragment link keeps its words (mdBook's ``a.header``) and loses a bare glyph
+    (Sphinx's pilcrow), once, even in a heading nested in another (broken markup); a link to
+    another page stays a link."""
+    import lxml.html
+
+    from harvester.extract.convert import unwrap_heading_anchors
+
+    main = lxml.html.fragment_fromstring(
+        "<div><h2><a href='#setup'>Setup</a> <a href='#setup'>¶</a></h2>"
+        "<h2>Outer <h3><a href='#inner'>Inner</a><a href='#inner'>#</a></h3></h2>"
+        "<h3>See <a href='other.html'>Other</a></h3><p><a href='#setup'>¶</a></p></div>")
+    unwrap_heading_anchors(main)
+    html = lxml.html.tostring(main, encoding="unicode")
+    assert "<h2>Setup </h2>" in html and "<h3>Inner</h3>" in html
+    assert "<a href=\"other.html\">Other</a>" in html and "<p><a href=\"#setup\">¶</a></p>" in html
+
+
 def test_tidy_markdown_collapses_blank_lines_outside_code() -> None:
     md = tidy_markdown("a  \n\n\n\nb\n```\nx  \n\n\n\ny\n```\n\n\n")
     assert md == "a\n\nb\n```\nx  \n\n\n\ny\n```\n"

