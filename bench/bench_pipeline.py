@@ -8,7 +8,7 @@ and prints end-to-end / model-alone. Optionally (--score) runs the public scorer
 step 3, with retrieval through `scrapy search`.
 
     .venv/bin/python bench/bench_pipeline.py [--corpus flask] [--spider docs] [--score] [--json-out F]
-        [--threads 0 1] [--process 1 0] [--batch-sizes 16 64]
+        [--threads 0 1] [--process 1 0] [--batch-sizes 16 64] [--set NAME=VALUE ...]
 """
 
 from __future__ import annotations
@@ -91,15 +91,18 @@ def main() -> None:
                         help="HARVESTER_EMBEDDING_BACKEND, for the model alone and end to end")
     parser.add_argument("--torch-baseline", action="store_true",
                         help="also time the torch model alone (the ratio over it is reported beside)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
+                        help="a Scrapy setting for every crawl of the run (A/B runs of a default)")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
+    overrides = dict(override.split("=", 1) for override in args.overrides)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     results: dict[str, object] = {"corpus": args.corpus, "spider": args.spider, "cpus": os.cpu_count(),
-                                  "backend": args.backend}
+                                  "backend": args.backend, **({"settings": overrides} if overrides else {})}
 
     with tempfile.TemporaryDirectory() as tmp, SiteServer(root=Path(ROOTS[args.corpus])) as server:
         work = Path(tmp)
-        extract_only = crawl(args.spider, server.url, work / "extract", settings=NO_EMBEDDING)
+        extract_only = crawl(args.spider, server.url, work / "extract", settings={**NO_EMBEDDING, **overrides})
         assert extract_only.returncode == 0, extract_only.output[-2000:]
         pages = extract_only.report["pages_stored"]
         seconds = extract_only.report["elapsed_seconds"]
@@ -127,7 +130,7 @@ def main() -> None:
                              settings={"HARVESTER_EMBEDDING_THREADS": threads,
                                        "HARVESTER_EMBEDDING_BACKEND": args.backend,
                                        "HARVESTER_EMBEDDING_PROCESS": in_process,
-                                       "HARVESTER_EMBEDDING_BATCH_SIZE": batch})
+                                       "HARVESTER_EMBEDDING_BATCH_SIZE": batch, **overrides})
                 assert full.returncode == 0, full.output[-2000:]
                 ready = _stat(full.output, "harvester/embedding/model_ready_seconds")
                 seconds = full.report["elapsed_seconds"] - ready
