@@ -497,6 +497,51 @@ def test_openblas_spinning_is_left_alone_once_numpy_is_loaded():
 
 
 @pytest.mark.e2e
+def test_the_crawl_command_imports_the_http_handler_before_the_engine_does(tmp_path):
+    """Scrapy's deprecated-class aliases in the HTTP/1.1 handler's modules each call
+    ``inspect.stack()``, whose cost grows with the stack: the crawl command imports the handler from
+    its own shallow stack, so the engine finds it loaded; the crawl is the same."""
+    import ast
+    import subprocess
+    import sys
+
+    from tests.crawl import scrapy_env
+    from tests.servers.sitesrv import SiteServer
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(
+        "<html><head><title>Index</title></head><body><main><h1>The index</h1><p>"
+        + "Words of the index page, enough of them to be a page of their own. " * 20 + "</p></main></body></html>")
+    # Who called inspect.stack(), and how deep: each caller's file, as seen from the call.
+    code = ("import atexit, inspect, sys\n"
+            "calls = []\n"
+            "stack = inspect.stack\n"
+            "def recording(*args, **kwargs):\n"
+            "    frames = stack(*args, **kwargs)\n"
+            "    calls.append((len(frames), [f.filename for f in frames]))\n"
+            "    return frames\n"
+            "inspect.stack = recording\n"
+            "atexit.register(lambda: print('STACKS', repr(calls)))\n"
+            "from scrapy.cmdline import execute\n"
+            "execute(sys.argv)\n")
+    with SiteServer(root=site) as server:
+        done = subprocess.run([sys.executable, "-c", code, "crawl", "site", "-a", f"start={server.url}index.html",
+                               "-O", str(tmp_path / "pages.jsonl"), "-s", "HARVESTER_EMBEDDING_ENABLED=0",
+                               "-s", "HARVESTER_INDEX_ENABLED=0"],
+                              cwd=REPO, env=scrapy_env(tmp_path), capture_output=True, text=True, timeout=300,
+                              check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    calls = ast.literal_eval(done.stdout.split("STACKS ", 1)[1].strip())
+    assert len(calls) == 3  # the handler's three aliases, once each
+    for depth, files in calls:
+        assert any(name.endswith("harvester/commands/crawl.py") for name in files)
+        assert not any(name.endswith("scrapy/core/engine.py") for name in files)
+        assert depth < 35
+    assert (tmp_path / "pages.jsonl").read_text().count("\n") == 1
+
+
+@pytest.mark.e2e
 def test_the_crawl_command_freezes_start_up_and_leaves_the_last_collections_to_the_exit(tmp_path):
     """`scrapy crawl` freezes what start-up built once the spider opens (full collections then
     walk only the crawl's objects), and what is alive after the crawl (the interpreter's final
