@@ -53,3 +53,61 @@ def test_content_links_come_from_the_page_body_only():
     html = ('<nav><a href="menu.html">menu</a></nav><div role="main"><p>See <a href="notes.html">notes</a>'
             '</p></div><footer><a href="legal.html">legal</a></footer>')
     assert content_links(Selector(html)) == ["notes.html"]
+
+
+def _as_cssselect_gives(page: Selector, selectors: tuple[str, ...]) -> list[str]:
+    """The lists' meaning: parsel's CSS over all the selectors at once, cleaned as the lists are."""
+    seen: dict[str, None] = {}
+    for href in page.css(", ".join(selectors)).xpath("@href").getall():
+        href = href.strip()
+        if href and not href.startswith(("#", "javascript:", "mailto:")):
+            seen.setdefault(href, None)
+    return list(seen)
+
+
+def test_the_lists_match_what_css_over_every_selector_gives():
+    """Only the selectors a page's class names allow are evaluated, those of one compound joined
+    per tag: the same links in the same order as the plain CSS union, on real docs pages, every
+    generated fixture and snippets where a class is absent, negated, or only on an ancestor."""
+    from pathlib import Path
+
+    from harvester.spiders.navigation import (
+        CONTENT_SELECTORS,
+        PAGER_SELECTORS,
+        TOC_SELECTORS,
+        content_links,
+        page_classes,
+    )
+
+    pages = [Selector(path.read_text(errors="replace"))
+             for path in sorted(Path(__file__).parent.joinpath("fixtures").rglob("*.htm*"))]
+    pages += [Selector((doc_root(corpus) / name).read_text())
+              for corpus, name in (("flask", "api.html"), ("flask", "quickstart.html"), ("scrapy", "index.html"))]
+    pages += [Selector(html) for html, _ in SNIPPETS.values()]
+    pages += [Selector(html) for html in (
+        '<div class="related"><a accesskey="N" href="n.html">n</a></div><a accesskey="N" href="x.html">x</a>',
+        ('<div class="pager"><a href="p.html">p</a></div><div class="VPDocFooter"><div class="pager">'
+         '<a href="q.html">q</a></div></div>'),
+        ('<div class="toc toctree-wrapper"><ul><li><a href="a.html">a</a></li></ul></div><main><a href="b.html">'
+         'b</a><div class="body"><a href="b.html">again</a><a href="c.html">c</a></div></main>'),
+        '<nav aria-label="Docs"><a href="d.html">d</a></nav><aside><nav><a href=" e.html ">e</a></nav></aside>',
+        '<p class="md-footer__link">not a link</p><a class="md-footer__link" href="f.html">f</a>',
+    )]
+    assert len(pages) > 100
+    for page in pages:
+        classes = page_classes(page)
+        assert pager_links(page, classes) == _as_cssselect_gives(page, PAGER_SELECTORS)
+        assert toc_links(page, classes) == _as_cssselect_gives(page, TOC_SELECTORS)
+        assert content_links(page) == _as_cssselect_gives(page, CONTENT_SELECTORS)
+
+
+def test_a_page_of_new_class_names_each_time_does_not_grow_the_compiled_queries():
+    from harvester.spiders.navigation import _PAGER
+
+    pagers = ["next-page", "prev-page", "left-prev", "right-next", "md-flex", "nav-chapters", "pager-link",
+              "pagination-nav__link"]
+    for mask in range(1, 2 ** len(pagers)):
+        used = [name for bit, name in enumerate(pagers) if mask >> bit & 1]
+        html = "".join(f'<a class="{name}" href="{name}.html">{name}</a>' for name in used)
+        assert pager_links(Selector(html)) == [f"{name}.html" for name in used]
+    assert len(_PAGER._compiled) <= _PAGER.MAX_COMPILED

@@ -10,7 +10,7 @@ from scrapy.http import HtmlResponse, Response
 
 from harvester.report.cpu import cpu_stage
 from harvester.spiders._base import HarvesterSpider, page_selector
-from harvester.spiders.navigation import content_links, pager_links, toc_links
+from harvester.spiders.navigation import content_links, page_classes, pager_links, toc_links
 
 
 class DocsSpider(HarvesterSpider):
@@ -32,11 +32,12 @@ class DocsSpider(HarvesterSpider):
             page = page_selector(response)
         requests = []
         with cpu_stage(stats, "links"):
+            classes = page_classes(page)
             # Pager links first: they carry the reading order, so they get the highest priority.
             for kind, hrefs, priority in (
-                ("pager_links", pager_links(page), 1),
-                ("toc_links", toc_links(page), 0),
-                ("content_links", content_links(page), -1),
+                ("pager_links", pager_links(page, classes), 1),
+                ("toc_links", toc_links(page, classes), 0),
+                ("content_links", content_links(page, classes), -1),
             ):
                 for href in hrefs:
                     request = self.page_request(self.link_url(response, href), self.parse, source=response)
