@@ -6,6 +6,7 @@ CSS (parsel); each returns anchors or ``<link>`` elements whose ``href`` is foll
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import cssselect
@@ -77,18 +78,24 @@ class _HrefXPath:
     MAX_COMPILED = 64
 
     def __init__(self, selectors: tuple[str, ...]) -> None:
+        self._css = ", ".join(selectors)
+        self._compiled: dict[tuple[int, ...], etree.XPath] = {}
+
+    @functools.cached_property
+    def _selectors(self) -> list[tuple[frozenset[str], str, str | None, str]]:
+        """Per selector: the classes it needs, and its XPath (a combined selector) or its tag and
+        the test of an element with that tag (a single compound). Worked out on first use: every
+        crawl imports this module (Scrapy imports every spider's), only the docs spider uses it."""
         translator = HTMLTranslator()
-        # Per selector: the classes it needs, and its XPath (a combined selector) or its tag and
-        # the test of an element with that tag (a single compound).
-        self._selectors: list[tuple[frozenset[str], str, str | None, str]] = []
-        for parsed in cssselect.parse(", ".join(selectors)):
+        selectors = []
+        for parsed in cssselect.parse(self._css):
             tree = parsed.parsed_tree
             if isinstance(tree, CombinedSelector):
-                self._selectors.append((_needed_classes(tree), translator.selector_to_xpath(parsed), None, ""))
+                selectors.append((_needed_classes(tree), translator.selector_to_xpath(parsed), None, ""))
             else:
                 compound = translator.xpath(tree)
-                self._selectors.append((_needed_classes(tree), "", compound.element, compound.condition or "true()"))
-        self._compiled: dict[tuple[int, ...], etree.XPath] = {}
+                selectors.append((_needed_classes(tree), "", compound.element, compound.condition or "true()"))
+        return selectors
 
     def __call__(self, root: Any, page_classes: set[str]) -> list[str]:
         wanted = tuple(i for i, (classes, *_) in enumerate(self._selectors) if classes <= page_classes)
