@@ -36,3 +36,11 @@ class RequestRefused(IgnoreRequest):
         super().__init__(f"Refused by the SSRF guard ({reason}): {url}")
         self.host = host
         self.reason = reason
+
+
+class CollectionMismatch(RuntimeError):
+    """The existing collection cannot hold this model's vectors."""
+
+
+class StoreUnavailable(RuntimeError):
+    """The store cannot be opened (locked past the wait, unreachable server, wrong format)."""

@@ -73,15 +73,21 @@ def test_what_every_command_imports_holds_no_heavy_module():
 
 
 def test_a_crawl_without_embedding_or_index_imports_neither_qdrant_nor_the_model():
+    """Nor the store's module (the commands catch its errors from harvester.exceptions), nor
+    numpy.random (20-30 ms; a page's signature draws its permutations with the standard library)."""
     import subprocess
     import sys
 
     code = ("import sys, harvester.extract.middleware, harvester.chunking.pipeline, harvester.dedup.pipeline, "
-            "harvester.recrawl.extension, harvester.report.extension, harvester.urls.middleware; "
-            "print([m for m in ('qdrant_client', 'grpc', 'torch', 'sentence_transformers', 'transformers') "
-            "if m in sys.modules])")
+            "harvester.recrawl.extension, harvester.report.extension, harvester.urls.middleware, "
+            "harvester.commands.search, harvester.commands.export, harvester.commands.mcp; "
+            "from harvester.dedup.minhash import MinHash; "
+            "from harvester.dedup.shingles import markdown_word_hashes, shingle_hashes; "
+            "MinHash.of(shingle_hashes(markdown_word_hashes('one two three four five six seven'), 5)); "
+            "print('numpy' in sys.modules, [m for m in ('qdrant_client', 'grpc', 'torch', 'sentence_transformers', "
+            "'transformers', 'harvester.index.store', 'numpy.random') if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert done.stdout.strip() == "True []"
 
 
 @pytest.mark.parametrize("switched_on", [False, True])

@@ -10,7 +10,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from harvester.commands import effective_settings
-from harvester.index.store import CollectionMismatch, StoreUnavailable
+from harvester.exceptions import CollectionMismatch, StoreUnavailable
 
 if TYPE_CHECKING:
     import argparse

@@ -10,7 +10,7 @@ from scrapy.exceptions import UsageError
 
 from harvester.commands.search import index_settings, open_settings_store
 from harvester.embedding.folder import ModelUnavailable
-from harvester.index.store import StoreUnavailable
+from harvester.exceptions import StoreUnavailable
 
 if TYPE_CHECKING:
     import argparse

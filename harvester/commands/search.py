@@ -10,7 +10,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from harvester.embedding.folder import ModelUnavailable
-from harvester.index.store import CollectionMismatch, StoreUnavailable, check_sparse_encoding
+from harvester.exceptions import CollectionMismatch, StoreUnavailable
 
 if TYPE_CHECKING:
     import argparse
@@ -91,6 +91,8 @@ class Command(ScrapyCommand):
             if not store.exists(collection):
                 raise SearchError(f"no collection {collection!r} at {store.where}: crawl something first")
             if mode != "dense":
+                from harvester.index.store import check_sparse_encoding
+
                 try:
                     check_sparse_encoding(collection, store.sparse_vectors(collection))
                 except CollectionMismatch as exc:

@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+# Defined with the other exceptions, so that a command catches them without importing the store;
+# re-exported for the callers that name them here.
+from harvester.exceptions import CollectionMismatch, StoreUnavailable  # noqa: F401
+
 # Point ids are decided in harvester.index.ids (free of this module's imports, for crawls that store
 # nothing); re-exported because the store's callers name them here.
 from harvester.index.ids import POINT_NAMESPACE, boilerplate_point_id, chunk_point_id, point_id  # noqa: F401
@@ -37,14 +41,6 @@ NODE_TYPE = "_node_type"
 # The metadata keys a LlamaIndex node carries: what an answer needs to cite its source, kept short
 # because the node's JSON is stored in every point.
 NODE_METADATA_KEYS = ("source_url", "title", "section", "heading_path", "chunk_index", "domain")
-
-
-class CollectionMismatch(RuntimeError):
-    """The existing collection cannot hold this model's vectors."""
-
-
-class StoreUnavailable(RuntimeError):
-    """The store cannot be opened (locked past the wait, unreachable server, wrong format)."""
 
 
 @dataclass(frozen=True)
