@@ -20,6 +20,8 @@ logger = logging.getLogger(__name__)
 
 # Scrapy imports every command module of the project before it runs one, and before anything
 # imports NumPy: the earliest point of every `scrapy` process of Harvester's, Scrapyd's included.
+# (The project's settings module raises the threshold earlier still; this covers a process that
+# names other settings.)
 quiet_blas_threads()
 raise_young_gc_threshold()
 
