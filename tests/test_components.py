@@ -514,8 +514,10 @@ def test_openblas_spinning_is_left_alone_once_numpy_is_loaded():
 @pytest.mark.e2e
 def test_the_crawl_command_imports_the_http_handler_before_the_engine_does(tmp_path):
     """Scrapy's deprecated-class aliases in the HTTP/1.1 handler's modules each call
-    ``inspect.stack()``, whose cost grows with the stack: the crawl command imports the handler from
-    its own shallow stack, so the engine finds it loaded; the crawl is the same."""
+    ``inspect.stack()`` to name their module, and the real one reads the source of every frame:
+    the crawl command imports the handler itself, with a stack that lists the frames only, so the
+    engine finds it loaded; the aliases still name their modules, and ``inspect.stack`` is the real
+    one again afterwards."""
     import ast
     import subprocess
     import sys
@@ -528,16 +530,31 @@ def test_the_crawl_command_imports_the_http_handler_before_the_engine_does(tmp_p
     (site / "index.html").write_text(
         "<html><head><title>Index</title></head><body><main><h1>The index</h1><p>"
         + "Words of the index page, enough of them to be a page of their own. " * 20 + "</p></main></body></html>")
-    # Who called inspect.stack(), and how deep: each caller's file, as seen from the call.
+    # Each alias's creation (seen as it asks for its caller's module): the files on the stack, and
+    # whether inspect.stack was the real one; and every frame whose source the real one read.
     code = ("import atexit, inspect, sys\n"
-            "calls = []\n"
-            "stack = inspect.stack\n"
-            "def recording(*args, **kwargs):\n"
-            "    frames = stack(*args, **kwargs)\n"
-            "    calls.append((len(frames), [f.filename for f in frames]))\n"
-            "    return frames\n"
-            "inspect.stack = recording\n"
-            "atexit.register(lambda: print('STACKS', repr(calls)))\n"
+            "real_stack, real_findsource, real_getmodule = inspect.stack, inspect.findsource, inspect.getmodule\n"
+            "aliases, sources_read = [], []\n"
+            "def getmodule(*args, **kwargs):\n"
+            "    frame = sys._getframe(1)\n"
+            "    if frame.f_code.co_filename.endswith('scrapy/utils/deprecate.py'):\n"
+            "        files = []\n"
+            "        while frame is not None:\n"
+            "            files.append(frame.f_code.co_filename)\n"
+            "            frame = frame.f_back\n"
+            "        aliases.append((files, inspect.stack is real_stack))\n"
+            "    return real_getmodule(*args, **kwargs)\n"
+            "def findsource(obj):\n"
+            "    sources_read.append(repr(obj))\n"
+            "    return real_findsource(obj)\n"
+            "inspect.getmodule = getmodule\n"
+            "inspect.findsource = findsource\n"
+            "def report():\n"
+            "    from scrapy.core.downloader import contextfactory, tls\n"
+            "    modules = [tls.ScrapyClientTLSOptions.__module__, contextfactory.ScrapyClientContextFactory.__module__,\n"
+            "               contextfactory.AcceptableProtocolsContextFactory.__module__]\n"
+            "    print('REPORT', repr((aliases, sources_read, modules, inspect.stack is real_stack)))\n"
+            "atexit.register(report)\n"
             "from scrapy.cmdline import execute\n"
             "execute(sys.argv)\n")
     with SiteServer(root=site) as server:
@@ -547,12 +564,17 @@ def test_the_crawl_command_imports_the_http_handler_before_the_engine_does(tmp_p
                               cwd=REPO, env=scrapy_env(tmp_path), capture_output=True, text=True, timeout=300,
                               check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    calls = ast.literal_eval(done.stdout.split("STACKS ", 1)[1].strip())
-    assert len(calls) == 3  # the handler's three aliases, once each
-    for depth, files in calls:
+    aliases, sources_read, modules, restored = ast.literal_eval(done.stdout.split("REPORT ", 1)[1].strip())
+    assert len(aliases) == 3  # the handler's three aliases, once each
+    for files, real_stack in aliases:
         assert any(name.endswith("harvester/commands/crawl.py") for name in files)
         assert not any(name.endswith("scrapy/core/engine.py") for name in files)
-        assert depth < 35
+        assert not real_stack
+    assert sources_read == []
+    assert modules == ["scrapy.core.downloader.tls", "scrapy.core.downloader.contextfactory",
+                       "scrapy.core.downloader.contextfactory"]
+    assert restored
+    assert "The index" in (tmp_path / "pages.jsonl").read_text()
     assert (tmp_path / "pages.jsonl").read_text().count("\n") == 1
 
 
