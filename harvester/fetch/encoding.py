@@ -22,11 +22,13 @@ import re
 SINGLE_BYTE = {"ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15", "cp1250", "iso8859-2"}
 # Characters XML 1.0 (and so lxml) cannot hold, and lone surrogates.
 UNSAFE_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_UNSAFE_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# The same control characters as bytes, for bytes.translate: deleting them is a plain C loop,
+# several times faster than a regex scan of the body (15 -> 2 ms over the Flask docs' 2.6 MB).
+_UNSAFE_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
 # Text has no control characters but a stray one; random or compressed data has about 9%
 # (23 of 256 byte values). Over this share of the first 8 KiB, a body is binary.
 BINARY_SHARE = 0.03
-_BINARY_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1f]")
+_BINARY_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x20)])
 # Valid multi-byte UTF-8 sequences (overlongs and surrogates excluded).
 _UTF8_MULTI = re.compile(
     rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
@@ -96,7 +98,7 @@ def clean_text(text: str) -> str:
 def looks_binary(body: bytes) -> bool:
     """Whether ``body`` is data rather than text (it holds too many control bytes)."""
     sample = body[:8192]
-    return len(_BINARY_BYTES.findall(sample)) > BINARY_SHARE * len(sample)
+    return len(sample) - len(sample.translate(None, _BINARY_BYTES)) > BINARY_SHARE * len(sample)
 
 
 def clean_body(body: bytes, encoding: str) -> bytes | None:
@@ -109,6 +111,7 @@ def clean_body(body: bytes, encoding: str) -> bytes | None:
     name = _name(encoding) if encoding != MIXED else MIXED
     if name == MIXED:
         return clean_text(decode_mixed(body)).encode("utf-8")
-    if name not in _ASCII_SUPERSETS or not _UNSAFE_BYTES.search(body):
+    if name not in _ASCII_SUPERSETS:
         return None
-    return _UNSAFE_BYTES.sub(b"", body)
+    cleaned = body.translate(None, _UNSAFE_BYTES)
+    return cleaned if len(cleaned) != len(body) else None
