@@ -133,7 +133,7 @@ def _import_http_handler() -> None:
     three of Scrapy's deprecated-class aliases, and each calls ``inspect.stack()`` only to name the
     module that defines it. The real one reads every frame's source and, for each frame without a
     file (the import machinery's), scans all of ``sys.modules`` (python/cpython#92041). The import
-    cost a crawl 135-150 ms of CPU from here (177 from the engine's deeper stack), 45-65 with the
+    cost a crawl 135-153 ms of CPU from here (177 from the engine's deeper stack), 47-67 with the
     frames listed without their source."""
     with _stack_without_source():
         import scrapy.core.downloader.handlers.http11  # noqa: F401
