@@ -401,6 +401,21 @@ def test_short_page_raises_too_short() -> None:
     assert extract_page(html, "https://example.org/", min_chars=5).markdown == "# Hi\n\nTiny page.\n"
 
 
+def test_a_short_page_names_the_generator_that_recognised_it_an_empty_one_none() -> None:
+    """The render policy never starts a browser for a short page of a generator that writes its
+    pages whole, and still does for one whose HTML held nothing (it may be written by a script)."""
+    head = '<meta name="generator" content="Sphinx 7.2.6"><script src="_static/doctools.js"></script>'
+    short = (f"<html><head><title>Stub</title>{head}</head><body><div class='body' role='main'>"
+             "<h1>Stub</h1><p>See the guide.</p></div></body></html>")
+    with pytest.raises(NoContent) as exc:
+        extract_page(short, "https://example.org/stub.html")
+    assert (exc.value.reason, exc.value.generator) == ("too_short", "sphinx")
+    empty = f"<html><head><title>Stub</title>{head}</head><body><div class='body' role='main'></div></body></html>"
+    with pytest.raises(NoContent) as exc:
+        extract_page(empty, "https://example.org/stub.html")
+    assert (exc.value.reason, exc.value.generator) == ("empty", None)
+
+
 @pytest.mark.parametrize("payload", ['{"a": 1}', "plain text without any markup at all", "%PDF-1.7 ..."])
 def test_non_html_raises_not_html(payload: str) -> None:
     with pytest.raises(NoContent) as exc:

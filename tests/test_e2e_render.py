@@ -277,6 +277,50 @@ def test_a_static_generators_low_quality_page_is_never_rendered(tmp_path: Path) 
     assert stats(result.output, "harvester/pages/generator/")["harvester/pages/generator/sphinx"] == 2
 
 
+def django_stub_page(title: str, line: str, sidebar: str) -> Route:
+    """A stub page as the Django docs' Sphinx theme writes it (``topics/http/generic-views.html``:
+    a heading and one line between a header bar, a sidebar and a footer bar), recognised as
+    Sphinx by its scripts alone (no generator tag), its main element one no profile names."""
+    bar = '<div class="nav">&laquo; <a href="/">previous</a> | <a href="/">up</a> | <a href="/guide.html">next</a> &raquo;</div>'
+    body = ('<div class="document"><div id="custom-doc" class="yui-t6"><div id="hd">'
+            '<h1><a href="/">Harvester 1.0 documentation</a></h1>'
+            '<div id="global-nav"><a href="/">Home</a> | <a href="/guide.html">Table of contents</a> | '
+            f'<a href="/guide.html">Index</a> | <a href="/guide.html">Modules</a></div>{bar}</div>'
+            '<div id="bd"><div id="yui-main"><div class="yui-b"><div class="yui-g">'
+            f'<div class="section"><h1>{title}</h1><p>{line}</p></div></div></div></div>'
+            f'<div class="yui-b" id="sidebar"><div class="sphinxsidebar" role="navigation"><ul>{sidebar}</ul></div>'
+            f'<h3>Last update:</h3><p class="topless">Nov 11, 2026</p></div></div><div id="ft">{bar}</div></div></div>')
+    head = ('<script data-url_root="./" id="documentation_options" src="_static/documentation_options.js"></script>'
+            '<script src="_static/jquery.js"></script><script src="_static/doctools.js"></script>'
+            '<script src="_static/sphinx_highlight.js"></script>')
+    return page(title, body, head=head)
+
+
+def test_a_static_generators_stub_pages_are_never_rendered(tmp_path: Path) -> None:
+    """Sphinx stub pages read as app shells to the classifier (one's text is nearly all navigation,
+    the other's too short to keep), yet all they show is in their HTML: both are skipped without a
+    browser."""
+    sidebar = "".join(f'<li><a href="/guide.html#part-{n}">The guide to configuration, part {n}</a></li>'
+                      for n in range(12))
+    routes = {
+        "/": sphinx_page("Contents", f'<p>{PROSE}</p><ul><li><a href="/views.html">Generic views</a></li>'
+                                     '<li><a href="/short.html">Shortcuts</a></li><li><a href="/guide.html">Guide</a></li></ul>'),
+        "/views.html": django_stub_page("Generic views", 'See <a href="/guide.html">the guide</a>.', sidebar),
+        "/short.html": sphinx_page("Shortcuts", '<p>See <a href="/guide.html">the guide</a>.</p>'),
+        "/guide.html": sphinx_page("Guide", f"<p>{PROSE}</p>"),
+    }
+    with SiteServer(routes=routes) as site:
+        result = crawl("site", site.url, tmp_path, settings={**NO_EMBEDDING, **BROWSER})
+        served = hits(site)
+    assert result.returncode == 0, result.output[-3000:]
+    assert served["/views.html"] == served["/short.html"] == 1
+    assert "harvester/render/fallback" not in result.output and "playwright/" not in result.output
+    assert stats(result.output, "harvester/pages/type/")["harvester/pages/type/app_shell"] == 2
+    assert set(by_path(result)) == {"/", "/guide.html"}
+    skipped = result.report["skipped_by_reason"]
+    assert skipped.get("navigation_only") == 1 and skipped.get("too_short") == 1, skipped
+
+
 def test_auto_without_a_browser_warns_once_and_keeps_the_http_result(tmp_path: Path) -> None:
     routes = {
         "/": page("Home", f'<main><h1>Home</h1><p>{PROSE}</p><a href="/a.html">a</a> <a href="/b.html">b</a></main>'),

@@ -40,13 +40,28 @@ def test_auto_renders_app_shells_empty_and_low_quality_pages_with_scripts() -> N
     assert decide(EMPTY_STATIC) is None  # no script: the browser would show the same page
 
 
-@pytest.mark.parametrize("generator", ["sphinx", "sphinx-rtd", "mkdocs-material", "mdbook", "docbook", "hugo-docsy"])
-def test_static_generator_pages_render_only_when_their_html_held_nothing(generator: str) -> None:
+@pytest.mark.parametrize("generator", ["sphinx", "sphinx-rtd", "mkdocs-material", "mdbook", "docbook", "hugo-docsy",
+                                       "javadoc", "rustdoc"])
+def test_pages_of_generators_that_write_them_whole_never_render(generator: str) -> None:
     assert fallback_reason(AUTO, CONTENT, status=200, rendered=False, low_quality=True, generator=generator) is None
-    assert fallback_reason(AUTO, SHELL, status=200, rendered=False, generator=generator) == "app_shell"
-    assert fallback_reason(AUTO, EMPTY_SCRIPTED, status=200, rendered=False, generator=generator) == "empty"
+    # A stub page whose sidebar outweighs its line of text reads as an app shell: its scripts
+    # still add no text.
+    assert fallback_reason(AUTO, SHELL, status=200, rendered=False, generator=generator) is None
+    assert fallback_reason(AUTO, EMPTY_SCRIPTED, status=200, rendered=False, generator=generator) is None
     # A page no profile recognised still renders when its content scored low.
     assert fallback_reason(AUTO, CONTENT, status=200, rendered=False, low_quality=True, generator=None) == "low_quality"
+    assert fallback_reason(AUTO, SHELL, status=200, rendered=False, generator=None) == "app_shell"
+    # Blocked pages are a different matter: a challenge page may stand in for any page.
+    assert fallback_reason(replace(AUTO, fallback_on_blocked=True), BLOCKED, status=200, rendered=False,
+                           generator=generator) == "blocked"
+
+
+@pytest.mark.parametrize("generator", ["docusaurus", "vitepress", "gitbook"])
+def test_prerendered_app_pages_render_only_when_their_html_held_nothing(generator: str) -> None:
+    assert fallback_reason(AUTO, CONTENT, status=200, rendered=False, low_quality=True, generator=generator) is None
+    # A route of such an app may be client-only: its shell is all the HTML holds.
+    assert fallback_reason(AUTO, SHELL, status=200, rendered=False, generator=generator) == "app_shell"
+    assert fallback_reason(AUTO, EMPTY_SCRIPTED, status=200, rendered=False, generator=generator) == "empty"
 
 
 def test_one_browser_try_per_page_and_only_in_auto() -> None:

@@ -237,8 +237,8 @@ def test_a_page_prepared_after_the_template_was_decided_is_not_walked_for_learni
     late = middleware._prepare(response(paths[-1]))
     assert late.doc is not None and late.signals is not None
     assert late.blocks is None and late.signature is None  # nothing left to learn from it
-    _, page, _, _, removal = middleware._classify_and_extract(late.response, False, template, late)
-    _, reference, _, _, _ = middleware._classify_and_extract(response(paths[-1]), False, template, None)
+    _, page, _, _, removal, _ = middleware._classify_and_extract(late.response, False, template, late)
+    _, reference, _, _, _, _ = middleware._classify_and_extract(response(paths[-1]), False, template, None)
     assert removal.blocks and page.markdown == reference.markdown
     assert "licensed under CC BY 4.0" not in page.markdown
 

@@ -379,7 +379,7 @@ class ExtractionMiddleware:
         stats = self.crawler.stats
         profile = self._profiles.for_url(response.url)
         try:
-            verdict, page, no_content, frames, removal = await self._in_worker(
+            verdict, page, no_content, frames, removal, generator = await self._in_worker(
                 self._classify_and_extract, response, profile.process_iframes, template, prepared
             )
         except Exception:
@@ -400,7 +400,7 @@ class ExtractionMiddleware:
             self._renderer.learner.fetched_over_http(response.url)
         low_quality = page is not None and page.quality < self._low_quality
         reason = fallback_reason(profile, verdict, status=response.status, rendered=rendered, low_quality=low_quality,
-                                 generator=page.generator if page is not None else None)
+                                 generator=generator)
         if (reason is None and not rendered and profile.process_iframes and profile.render == "auto"
                 and profile.fallback_enabled and frames):
             reason = "iframes"  # frames are only read in the browser (harvester.render.frames)
@@ -431,20 +431,21 @@ class ExtractionMiddleware:
 
     def _classify_and_extract(
         self, response: HtmlResponse, with_frames: bool, template: Template | None, prepared: _Prepared | None
-    ) -> tuple[Verdict, ExtractedPage | None, str | None, list[Any], Removal]:
+    ) -> tuple[Verdict, ExtractedPage | None, str | None, list[Any], Removal, str | None]:
         """In the extraction worker: the page's signals (before extraction changes the tree), its
         extraction without the template's blocks, its verdict; for rendered pages the frames'
-        content joins the page's."""
+        content joins the page's. Last, the generator profile that recognised the page when its
+        HTML held text, also when that was too short or only the site's menus (not kept)."""
         removal = Removal()
         if prepared is not None:
             if prepared.doc is None:
-                return Verdict(PageType.EMPTY, prepared.no_content or "empty"), None, prepared.no_content, [], removal
+                return Verdict(PageType.EMPTY, prepared.no_content or "empty"), None, prepared.no_content, [], removal, None
             doc, signals, blocks = prepared.doc, prepared.signals, prepared.blocks
         else:
             try:
                 doc = _document(response)
             except NoContent as exc:
-                return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, [], removal
+                return Verdict(PageType.EMPTY, exc.reason), None, exc.reason, [], removal, None
             signals, blocks = read_signals(doc, response.text), None
         if blocks is None and template:  # not walked yet: too long to learn from, prepared late, or never held
             blocks = self._blocks(doc, response.url)
@@ -456,13 +457,14 @@ class ExtractionMiddleware:
 
         url = response.url
         page: ExtractedPage | None = None
-        no_content: str | None = None
+        no_content = generator = None
         try:
             page = extract_page(response.text, url, min_chars=self._min_chars,
                                 content_selector=self._content_selector(url), converter=self._converter, doc=doc,
                                 template=strip_template if template and blocks else None)
+            generator = page.generator
         except NoContent as exc:
-            no_content = exc.reason
+            no_content, generator = exc.reason, exc.generator
         if prepared is not None and removal:
             # A sampled page: does the template change what is kept? If it changes no sampled page,
             # the host's further pages are spared the walk (TemplateLearner.settle).
@@ -478,7 +480,7 @@ class ExtractionMiddleware:
         verdict = decide(signals, response.status, len(page.markdown) if page is not None else 0)
         if verdict.reason == "navigation_only":  # what extraction kept is the site's menus
             page, no_content = None, verdict.reason
-        return verdict, page, no_content, frames, removal
+        return verdict, page, no_content, frames, removal, generator
 
     def _without_template(self, response: HtmlResponse) -> ExtractedPage | None:
         try:

@@ -84,9 +84,11 @@ class NoContent(Exception):
     """Raised with .reason (short snake_case str such as 'empty', 'too_short',
     'not_html', 'unparsable') when a page has no meaningful content."""
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    def __init__(self, reason: str, detail: str = "", generator: str | None = None) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
+        # For a page with some text, too little to keep: the generator profile that recognised it.
+        self.generator = generator
 
 
 # --------------------------------------------------------------------------
@@ -200,7 +202,7 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
         if len(text) < min_chars and not trusted:
             continue
         if len(text) < min_chars:
-            raise NoContent("too_short", f"{len(text)} chars")
+            raise NoContent("too_short", f"{len(text)} chars", generator)
         return _page(meta, md, _headings(main), degraded=False, generator=generator, text=text)
 
     _absolutize(root, base)
@@ -216,7 +218,7 @@ def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: 
     longest = max(len(text), plain_len)
     if not longest:
         raise NoContent("empty")
-    raise NoContent("too_short", f"{longest} chars")
+    raise NoContent("too_short", f"{longest} chars", generator)
 
 
 def template_scope(root, content_selector: str | None = None):

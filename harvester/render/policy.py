@@ -9,11 +9,17 @@ The fallback policy, per site profile: ``fallback_enabled`` is the master switch
 ``fallback_on_empty`` renders app shells and pages whose extraction is empty or low quality;
 ``fallback_on_blocked`` renders block pages served with 2xx (a browser may pass a JavaScript
 challenge). Login walls and error pages never render, nor do responses that are not 2xx
-(authentication, rate limiting), transport failures and refused (SSRF) URLs: those never reach
-the decision, which only sees 2xx HTML responses. A page without scripts never renders: the
-browser would show the same page. Nor does a page of a static site generator whose HTML held
-content (``STATIC_GENERATORS``): what it shows is in its HTML, however low its quality score (an
-index of links, a short page); only an empty page or an app shell of such a site renders.
+(authentication, rate limiting), transport failures and refused (SSRF) URLs: those never reach the
+decision, which only sees 2xx HTML responses. A page without scripts never renders: the browser
+would show the same page. Nor does a page of a static site generator whose HTML held content
+(``STATIC_GENERATORS``): what it shows is in its HTML, however low its quality score (an index of
+links, a short page). Nor, even where it reads as an app shell (a stub page whose sidebar outweighs
+its one line of text), does a page of a generator that writes every page whole
+(``SERVER_RENDERED``: Sphinx, MkDocs...): its scripts add search and highlighting, never text. The
+generator is known when the page's HTML held text (too little to keep, or menus only, too); a page
+whose HTML held none renders whatever it claims to be (a site may empty its pages and write them
+from a script), and so does an app shell of a prerendered JavaScript app (Docusaurus, VitePress,
+GitBook: a route may be client-only).
 """
 
 from __future__ import annotations
@@ -32,9 +38,23 @@ STATIC_GENERATORS = frozenset({"sphinx", "mkdocs", "mdbook", "docbook", "hugo", 
                                "gitbook", "docusaurus", "vitepress"})
 
 
+# Those of them that write every page whole, with no client-side framework that could render a
+# route of its own: a page of theirs is what its HTML holds, whatever the classifier makes of it.
+SERVER_RENDERED = STATIC_GENERATORS - {"gitbook", "docusaurus", "vitepress"}
+
+
+def _generator_family(generator: str | None) -> str:
+    return generator.split("-", 1)[0] if generator else ""
+
+
 def is_static_generator(generator: str | None) -> bool:
     """Whether ``generator`` (a profile name such as ``sphinx-rtd``) is a static site generator."""
-    return bool(generator) and generator.split("-", 1)[0] in STATIC_GENERATORS
+    return _generator_family(generator) in STATIC_GENERATORS
+
+
+def is_server_rendered(generator: str | None) -> bool:
+    """Whether ``generator`` writes every page whole (``SERVER_RENDERED``)."""
+    return _generator_family(generator) in SERVER_RENDERED
 
 
 def fallback_reason(profile: SiteProfile, verdict: Verdict, *, status: int, rendered: bool,
@@ -51,7 +71,7 @@ def fallback_reason(profile: SiteProfile, verdict: Verdict, *, status: int, rend
         return None
     if verdict.type is PageType.BLOCKED:
         return "blocked" if profile.fallback_on_blocked else None
-    if not profile.fallback_on_empty:
+    if not profile.fallback_on_empty or is_server_rendered(generator):
         return None
     if verdict.type in (PageType.APP_SHELL, PageType.EMPTY):
         return verdict.type.value
