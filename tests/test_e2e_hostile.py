@@ -57,8 +57,13 @@ def test_a_hostile_site_is_crawled_to_the_end_with_bounded_memory(tmp_path: Path
     assert "docs/octet-stream" in stored  # HTML served as application/octet-stream
     assert not [p for p in paths if p.startswith("/docs/long.html")]  # over URLLENGTH_LIMIT
     assert stat(result.output, "urllength/request_ignored_count") == 1
-    for name in ("gzip-bomb", "br-bomb", "huge"):
-        assert paths.count(f"/docs/{name}.html") == 1
+    # Fetched once each (a refusal is not retried). On a loaded machine a bomb's download can
+    # itself outlast DOWNLOAD_TIMEOUT and be retried once, as drip.html is: a timeout more than
+    # drip's, logged as such, allows that one more fetch (seen under a full parallel suite).
+    timeouts = re.search(r"'retry/reason_count/scrapy\.exceptions\.DownloadTimeoutError': (\d+)", result.output)
+    extra = int(timeouts.group(1)) - 1 if timeouts else 0
+    bombs = [paths.count(f"/docs/{name}.html") for name in ("gzip-bomb", "br-bomb", "huge")]
+    assert all(count >= 1 for count in bombs) and sum(bombs) <= 3 + extra, (bombs, extra)
     assert paths.count("/docs/drip.html") == 2  # retried once, timed out twice
     # Traps: cut at their limits, each reported.
     calendar = [p for p in paths if p.startswith("/docs/cal/")]
