@@ -158,12 +158,13 @@ def test_a_changed_figure_or_result_fails_the_comparison(tmp_path):
     assert "reads 0.261" in figure_mismatch({**figure, "file": str(tmp_path / "result.json")})
 
 
-def test_every_decimal_figure_of_the_readme_comes_from_a_result_file():
-    listed = {f["quoted"] for f in quoted_figures() if f["doc"] == "README.md"}
-    quoted = DECIMAL.findall(README.read_text(encoding="utf-8"))
-    assert quoted, "the README quotes no figure (update this test if that is intended)"
+@pytest.mark.parametrize("page", ["README.md", "docs/performance.md"])
+def test_every_decimal_figure_of_a_page_comes_from_a_result_file(page):
+    listed = {f["quoted"] for f in quoted_figures() if f["doc"] == page}
+    quoted = DECIMAL.findall((REPO / page).read_text(encoding="utf-8"))
+    assert quoted, f"{page} quotes no figure (update this test if that is intended)"
     unlisted = sorted(set(quoted) - listed)
-    assert not unlisted, f"README figures not tied to a result in bench/figures.toml: {unlisted}"
+    assert not unlisted, f"{page} figures not tied to a result in bench/figures.toml: {unlisted}"
 
 
 # --------------------------------------------------------------------------
