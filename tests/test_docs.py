@@ -10,8 +10,10 @@ import re
 import subprocess
 import sys
 import tomllib
+from decimal import ROUND_HALF_UP, Decimal
 from html import unescape
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -107,7 +109,7 @@ def quoted_figures() -> list[dict[str, str]]:
         return tomllib.load(handle)["figure"]
 
 
-def result_values(document: object, path: str) -> list[float]:
+def result_values(document: Any, path: str) -> list[float]:
     """The numbers at a dotted ``path`` of a result file, ``*`` standing for every item of a list."""
     found = [document]
     for key in path.split("."):
@@ -119,9 +121,10 @@ def result_values(document: object, path: str) -> list[float]:
 
 
 def as_quoted(value: float, quoted: str) -> str:
-    """``value`` written as ``quoted`` writes its number: the same decimals, thousands separators."""
-    decimals = len(quoted.partition(".")[2])
-    return f"{value:,.{decimals}f}" if "," in quoted else f"{value:.{decimals}f}"
+    """``value`` written as ``quoted`` writes its number: the same decimals (half rounded up, as a
+    person rounds the number the file shows), thousands separators if it has them."""
+    rounded = Decimal(str(value)).quantize(Decimal(1).scaleb(-len(quoted.partition(".")[2])), ROUND_HALF_UP)
+    return f"{rounded:,}" if "," in quoted else f"{rounded}"
 
 
 def figure_mismatch(figure: dict[str, str]) -> str | None:
