@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# A batch is padded to its longest text: 8 batches' chunks sorted together pad far less than a page's.
+# A batch is padded to its longest text: 8 batches' chunks sorted together pad less than a page's.
 GROUP_BATCHES = 8
 
 Vector = Any  # one row of float32 (numpy); the index turns it into a list
@@ -128,7 +128,7 @@ class EmbeddingPipeline:
             else:
                 if self._threads and self._torch_here:
                     # torch's pool is process-wide; extraction runs beside it, so on few cores
-                    # fewer model threads can be faster (bench/README.md has the measurement).
+                    # fewer model threads can be faster.
                     import torch
 
                     torch.set_num_threads(self._threads)
