@@ -2,10 +2,10 @@
 
 Written here rather than taken from datasketch: importing datasketch imports SciPy (its LSH picks
 its band sizes with ``scipy.integrate``), which costs every crawl more CPU than all the signatures
-of a small docs site; and its MinHash calls a hash function per shingle in Python. The method is the same (Broder's min-wise hashing; LSH bands chosen to minimise the
-false-positive and false-negative areas around the threshold, as in Leskovec, Rajaraman and
-Ullman, "Mining of Massive Datasets", ch. 3), on the shingle hashes of
-:mod:`harvester.dedup.shingles`, all in numpy.
+of a small docs site; and its MinHash calls a hash function per shingle in Python. The method is
+the same (Broder's min-wise hashing; LSH bands chosen to minimise the false-positive and
+false-negative areas around the threshold, as in Leskovec, Rajaraman and Ullman, "Mining of
+Massive Datasets", ch. 3), on the shingle hashes of :mod:`harvester.dedup.shingles`, all in numpy.
 
 Each permutation is a multiply-add-shift hash of the 32-bit shingle hash (Dietzfelbinger:
 ``(a*x + b) mod 2**64 >> 32``, strongly universal for 32-bit keys). Signatures never leave the
