@@ -52,7 +52,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from harvester.extract.convert import remove_keep_tail
+from harvester.extract.rewrites import remove_keep_tail
 
 __all__ = ["SAMPLE_MAX_BYTES", "Block", "PageSignature", "Removal", "Template", "TemplateLearner", "learn",
            "page_blocks", "remove_template", "signature"]

@@ -15,7 +15,7 @@ from lxml.cssselect import CSSSelector
 
 
 @dataclass(frozen=True)
-class Profile:
+class GeneratorProfile:
     """How one documentation generator lays out a page.
 
     Every selector field is a tuple of CSS selectors. ``main`` is tried in

@@ -7,7 +7,7 @@ with an ``h3.title`` (or a table when admon graphics are on).
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 _DIVISIONS = ("book", "part", "chapter", "appendix", "preface", "article", "refentry", "sect1", "section",
               "reference", "glossary", "index", "colophon", "set", "bibliography", "sect2", "simplesect")
@@ -17,7 +17,7 @@ def _detect(v: PageView) -> bool:
     return v.generated_by("docbook") or v.has_class("navheader", "navfooter")
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="docbook",
     detect=_detect,
     generators=("docbook",),

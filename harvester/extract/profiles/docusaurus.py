@@ -6,14 +6,14 @@ updated); the pager is a sibling ``nav.pagination-nav``.
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _detect(v: PageView) -> bool:
     return v.generated_by("docusaurus") or v.has_id("__docusaurus") or v.has_class("theme-doc-markdown")
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="docusaurus",
     detect=_detect,
     generators=("docusaurus",),

@@ -7,14 +7,14 @@ Hints (``{% hint style="info" %}``) render as ``div.hint``/``.hints`` boxes
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _detect(v: PageView) -> bool:
     return v.generated_by("gitbook", "honkit") or v.has_class("book-summary", "markdown-section")
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="gitbook",
     detect=_detect,
     generators=("gitbook", "honkit"),

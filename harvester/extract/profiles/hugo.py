@@ -6,7 +6,7 @@ Hugo writes ``<meta name="generator" content="Hugo 0.125.4">`` through
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _is_docsy(v: PageView) -> bool:
@@ -18,7 +18,7 @@ def _is_hugo(v: PageView) -> bool:
     return v.generated_by("hugo")
 
 
-DOCSY = Profile(
+DOCSY = GeneratorProfile(
     name="hugo-docsy",
     detect=_is_docsy,
     generators=("hugo",),
@@ -33,7 +33,7 @@ DOCSY = Profile(
     admonition_titles=("h4.alert-heading", "div.alert-heading"),
 )
 
-HUGO = Profile(
+HUGO = GeneratorProfile(
     name="hugo",
     detect=_is_hugo,
     generators=("hugo",),

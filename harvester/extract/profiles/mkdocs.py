@@ -5,7 +5,7 @@ MkDocs writes ``<meta name="generator" content="mkdocs-1.6.0, mkdocs-material-9.
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 _ADMONITION_TITLES = ("p.admonition-title", "summary")
 
@@ -19,7 +19,7 @@ def _is_mkdocs(v: PageView) -> bool:
     return v.generated_by("mkdocs")
 
 
-MATERIAL = Profile(
+MATERIAL = GeneratorProfile(
     name="mkdocs-material",
     detect=_is_material,
     generators=("mkdocs",),
@@ -36,7 +36,7 @@ MATERIAL = Profile(
     signatures=("div.doc-signature", "h2.doc-heading code", "dl.py > dt"),
 )
 
-PLAIN = Profile(
+PLAIN = GeneratorProfile(
     name="mkdocs",
     detect=_is_mkdocs,
     generators=("mkdocs",),

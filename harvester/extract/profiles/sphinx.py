@@ -7,7 +7,7 @@ docutils'), so detection relies on the assets every Sphinx page loads
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 # Chrome shared by all themes: permalink anchors, "[source]"-style back
 # links from viewcode pages, the search box and the docs' local TOC.
@@ -50,7 +50,7 @@ def _is_rtd(v: PageView) -> bool:
     return is_sphinx(v) and ("css/theme.css" in v.assets or v.has_class("wy-breadcrumbs", "rst-content"))
 
 
-FURO = Profile(
+FURO = GeneratorProfile(
     name="sphinx-furo",
     detect=_is_furo,
     generators=("sphinx",),
@@ -64,7 +64,7 @@ FURO = Profile(
     signatures=_SIGNATURES,
 )
 
-PYDATA = Profile(
+PYDATA = GeneratorProfile(
     name="sphinx-pydata",
     detect=_is_pydata,
     generators=("sphinx",),
@@ -80,7 +80,7 @@ PYDATA = Profile(
     signatures=_SIGNATURES,
 )
 
-RTD = Profile(
+RTD = GeneratorProfile(
     name="sphinx-rtd",
     detect=_is_rtd,
     generators=("sphinx",),
@@ -97,7 +97,7 @@ RTD = Profile(
     signatures=_SIGNATURES,
 )
 
-BASIC = Profile(
+BASIC = GeneratorProfile(
     name="sphinx",
     detect=is_sphinx,
     generators=("sphinx",),

@@ -6,14 +6,14 @@ updated, prev/next) and the outline aside are siblings. Custom containers
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _detect(v: PageView) -> bool:
     return v.generated_by("vitepress") or v.has_class("VPDoc", "vp-doc")
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="vitepress",
     detect=_detect,
     generators=("vitepress",),
