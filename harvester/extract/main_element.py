@@ -2,14 +2,20 @@
 matches, else the generic candidates of a page no profile names one for."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+
+from lxml.html import HtmlElement
 
 __all__ = ["Scan", "first_with_text", "generic_candidates", "has_text", "scan_document"]
 
 _UNTRUSTED_RANK = 10
 
 
-def first_with_text(root, xpaths):
+def first_with_text(root: HtmlElement,
+                    xpaths: Iterable[Callable[[HtmlElement], list[HtmlElement]]]) -> HtmlElement | None:
+    """The first element with text that one of ``xpaths`` (compiled selectors, tried in order)
+    matches under ``root``."""
     for xp in xpaths:
         for el in xp(root):
             if has_text(el):
@@ -31,7 +37,7 @@ class Scan:
 _SCAN_TAGS = ("div", "main", "article", "nav", "ul", "ol", "section", "script")
 
 
-def scan_document(doc) -> Scan:
+def scan_document(doc: HtmlElement) -> Scan:
     sc = Scan()
     for el in doc.iter(*_SCAN_TAGS):
         tag = el.tag
@@ -47,7 +53,7 @@ def scan_document(doc) -> Scan:
     return sc
 
 
-def generic_candidates(sc: Scan):
+def generic_candidates(sc: Scan) -> Iterator[tuple[HtmlElement, bool]]:
     """Yield (element, trusted) for the generic main-content elements, best
     first; each element has some text. A trusted element is the article even
     when short; untrusted ones (main/article/[role=main]) may be a teaser or
@@ -64,7 +70,7 @@ def generic_candidates(sc: Scan):
             yield el, rank < _UNTRUSTED_RANK
 
 
-def has_text(el) -> bool:
+def has_text(el: HtmlElement) -> bool:
     return any(not t.isspace() for t in el.itertext())
 
 

@@ -21,6 +21,7 @@ _GENERIC_CRUMBS = ("nav[aria-label=breadcrumb]", "nav[aria-label=Breadcrumb]", "
 
 
 def base_url(doc, url: str) -> str:
+    """The URL the page's relative links resolve against: its ``<base href>``, else ``url``."""
     head = doc.find("head")
     href = head.xpath("string(base/@href)").strip() if head is not None else ""
     return (absolute_url(url, href) or url) if href else url
@@ -32,10 +33,12 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), " ")
 
 
 def collapse_space(s: str | None) -> str:
+    """``s`` with runs of whitespace and zero-width characters as one space, trimmed."""
     return " ".join((s or "").translate(_INVISIBLE).split())
 
 
 def page_metadata(doc, url: str) -> dict:
+    """Title, language, description and canonical URL of the page (``breadcrumbs`` left empty)."""
     # <title>, <meta> and <link> live in <head>: searching only there keeps
     # this cheap on 1 MB API pages.
     head = doc.find("head")
@@ -79,6 +82,7 @@ def _pick_title(title_text: str, h1s: list[str]) -> str:
 
 
 def absolute_url(base: str, href: str) -> str | None:
+    """``href`` joined to ``base``; None when urljoin refuses it (a malformed IPv6 host)."""
     try:
         return urljoin(base, href)
     except ValueError:

@@ -20,6 +20,7 @@ def _detect(v: PageView) -> bool:
 PROFILE = GeneratorProfile(
     name="docbook",
     detect=_detect,
+    writes_pages_whole=True,
     generators=("docbook",),
     # One comma list: the first division in document order, directly under
     # <body> or under one wrapper (some sites add a layout div).

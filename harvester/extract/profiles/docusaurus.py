@@ -16,6 +16,8 @@ def _detect(v: PageView) -> bool:
 PROFILE = GeneratorProfile(
     name="docusaurus",
     detect=_detect,
+    # A prerendered client-side app: a route may be client-only, its HTML a shell.
+    writes_pages_whole=False,
     generators=("docusaurus",),
     main=("div.theme-doc-markdown", "article div.markdown", "main article"),
     noise=("a.hash-link", "div.theme-doc-footer", "footer.theme-doc-footer", "a.theme-edit-this-page",

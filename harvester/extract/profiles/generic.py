@@ -35,6 +35,8 @@ def build(profiles) -> GeneratorProfile:
     return GeneratorProfile(
         name="generic",
         detect=_never,
+        # No generator recognised: nothing is known of how its pages are written.
+        writes_pages_whole=False,
         main=("[itemprop=articleBody]",),
         noise=_COMMON_NOISE + _union(profiles, "noise"),
         pager=_union(profiles, "pager"),

@@ -17,6 +17,8 @@ def _detect(v: PageView) -> bool:
 PROFILE = GeneratorProfile(
     name="gitbook",
     detect=_detect,
+    # A prerendered client-side app: a route may be client-only, its HTML a shell.
+    writes_pages_whole=False,
     generators=("gitbook", "honkit"),
     main=("section.markdown-section", "div.page-inner section", "main"),
     noise=("div.book-header", "a.btn.pull-left", "div.gitbook-link", "a.page-edit-link",

@@ -21,6 +21,7 @@ def _is_hugo(v: PageView) -> bool:
 DOCSY = GeneratorProfile(
     name="hugo-docsy",
     detect=_is_docsy,
+    writes_pages_whole=True,
     generators=("hugo",),
     main=("div.td-content", "main[role=main]"),
     noise=("a.td-heading-self-link", "div.td-page-meta", "div.td-page-meta__lastmod", "div.td-page-meta--lastmod",
@@ -36,6 +37,7 @@ DOCSY = GeneratorProfile(
 HUGO = GeneratorProfile(
     name="hugo",
     detect=_is_hugo,
+    writes_pages_whole=True,
     generators=("hugo",),
     main=("article.book-article", "article.markdown", "article.gdoc-markdown", "div#body-inner",
           "main article", "main"),

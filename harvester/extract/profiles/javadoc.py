@@ -19,6 +19,7 @@ def _detect(v: PageView) -> bool:
 PROFILE = GeneratorProfile(
     name="javadoc",
     detect=_detect,
+    writes_pages_whole=True,
     generators=("javadoc",),
     main=("main[role=main]", "main", "div.contentContainer"),
     noise=("div.top-nav", "div.topNav", "div.sub-nav", "div.subNav", "div.bottom-nav", "div.bottomNav",

@@ -17,6 +17,7 @@ def _detect(v: PageView) -> bool:
 PROFILE = GeneratorProfile(
     name="mdbook",
     detect=_detect,
+    writes_pages_whole=True,
     generators=("mdbook",),
     main=("#content > main", "div.content > main", "main"),
     noise=("div.buttons", "button.clip-button", "div#menu-bar"),

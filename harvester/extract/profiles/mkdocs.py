@@ -22,6 +22,7 @@ def _is_mkdocs(v: PageView) -> bool:
 MATERIAL = GeneratorProfile(
     name="mkdocs-material",
     detect=_is_material,
+    writes_pages_whole=True,
     generators=("mkdocs",),
     main=("article.md-content__inner", "div.md-content article", "div.md-content"),
     noise=("a.headerlink", "a.md-content__button", "button.md-clipboard", "aside.md-source-file",
@@ -39,6 +40,7 @@ MATERIAL = GeneratorProfile(
 PLAIN = GeneratorProfile(
     name="mkdocs",
     detect=_is_mkdocs,
+    writes_pages_whole=True,
     generators=("mkdocs",),
     # mkdocs theme: div.col-md-9[role=main]; readthedocs theme: div[role=main]
     # inside .rst-content.

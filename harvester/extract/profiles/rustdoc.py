@@ -16,6 +16,7 @@ def _detect(v: PageView) -> bool:
 PROFILE = GeneratorProfile(
     name="rustdoc",
     detect=_detect,
+    writes_pages_whole=True,
     generators=("rustdoc",),
     main=("section#main-content", "main"),
     noise=("a.anchor", "span.rightside", "div.rightside", "button#copy-path", "span.out-of-band",

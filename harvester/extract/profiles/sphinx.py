@@ -53,6 +53,7 @@ def _is_rtd(v: PageView) -> bool:
 FURO = GeneratorProfile(
     name="sphinx-furo",
     detect=_is_furo,
+    writes_pages_whole=True,
     generators=("sphinx",),
     main=("article[role=main]", "article#furo-main-content", "div.content > article"),
     noise=_NOISE + ("div.content-icon-container", "div.edit-this-page", "div.view-this-page",
@@ -67,6 +68,7 @@ FURO = GeneratorProfile(
 PYDATA = GeneratorProfile(
     name="sphinx-pydata",
     detect=_is_pydata,
+    writes_pages_whole=True,
     generators=("sphinx",),
     main=("article.bd-article", "main#main-content", "div.bd-content"),
     noise=_NOISE + ("div.header-article-items", "div.bd-header-article", "footer.bd-footer-content",
@@ -83,6 +85,7 @@ PYDATA = GeneratorProfile(
 RTD = GeneratorProfile(
     name="sphinx-rtd",
     detect=_is_rtd,
+    writes_pages_whole=True,
     generators=("sphinx",),
     main=("div[itemprop=articleBody]", "div.rst-content div[role=main]", "div.rst-content"),
     noise=_NOISE + ("div.wy-breadcrumbs-aside", "div.rst-footer-buttons", "div.wy-side-scroll"),
@@ -100,6 +103,7 @@ RTD = GeneratorProfile(
 BASIC = GeneratorProfile(
     name="sphinx",
     detect=is_sphinx,
+    writes_pages_whole=True,
     generators=("sphinx",),
     # basic layout: div.body[role=main] inside documentwrapper/bodywrapper;
     # some themes drop the role, very old ones only have div.document.

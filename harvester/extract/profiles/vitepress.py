@@ -16,6 +16,8 @@ def _detect(v: PageView) -> bool:
 PROFILE = GeneratorProfile(
     name="vitepress",
     detect=_detect,
+    # A prerendered client-side app: a route may be client-only, its HTML a shell.
+    writes_pages_whole=False,
     generators=("vitepress",),
     main=("div.vp-doc", "main.main"),
     noise=("a.header-anchor", "button.copy", "span.lang", "div.edit-info", "div.edit-link",
