@@ -56,7 +56,7 @@ from harvester.extract.metadata import (
 )
 from harvester.extract.parser import document_fromstring
 from harvester.extract.profiles import GENERIC, PageView, compile_css, detect_profile
-from harvester.extract.quality import quality_score
+from harvester.extract.quality import DEFAULT_MIN_CHARS, quality_score
 from harvester.fetch.encoding import BINARY_SHARE, UNSAFE_TEXT, clean_text
 
 __all__ = ["ExtractedPage", "NoContent", "check_text", "extract_page", "parse_html", "template_scope"]
@@ -92,7 +92,7 @@ class NoContent(Exception):
 # Public API
 # --------------------------------------------------------------------------
 
-def extract_page(html: str, url: str, *, min_chars: int = 80, content_selector: str | None = None,
+def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, content_selector: str | None = None,
                  doc=None, converter: str | None = DEFAULT_CONVERTER,
                  template: Callable[[lxml.html.HtmlElement], object] | None = None) -> ExtractedPage:
     """Extract the main content of one page as Markdown plus metadata.

@@ -1,4 +1,5 @@
-"""A rough 0..1 usefulness score of extracted Markdown (Scrapy-free)."""
+"""How useful extracted Markdown is (Scrapy-free): the least text a page must have to be kept, and a
+rough 0..1 score of the rest."""
 from __future__ import annotations
 
 import re
@@ -6,7 +7,10 @@ import re
 from harvester.extract.converters.conventions import visible_text
 from harvester.markdown.grammar import Line, classify_lines
 
-__all__ = ["quality_score"]
+__all__ = ["DEFAULT_MIN_CHARS", "quality_score"]
+
+# Pages with less visible text are skipped as too_short (HARVESTER_EXTRACTION_MIN_CHARS).
+DEFAULT_MIN_CHARS = 80
 
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 # Lines that are site furniture rather than article text when they survive
