@@ -1,6 +1,6 @@
 """Main element -> Markdown with the Rust-core ``html-to-markdown`` package.
 
-An alternative to the markdownify converter of :mod:`harvester.extract.convert`
+An alternative to the markdownify converter (:mod:`harvester.extract.converters.markdownify`)
 with the same contract: ``convert(element)`` takes the (cleaned) main-content
 lxml element and returns Markdown following the project's conventions:
 
@@ -40,7 +40,7 @@ cover is done around it, each with the reason next to it:
 The input element is never modified (a copy is converted). The library is
 imported here; when it is missing, importing this module raises ImportError.
 ``element_to_markdown`` is the same function under the name the converter
-registry of :mod:`harvester.extract.convert` loads ("html-to-markdown").
+registry of :mod:`harvester.extract.converters` loads ("html-to-markdown").
 """
 from __future__ import annotations
 
@@ -53,11 +53,12 @@ try:
     import html_to_markdown as _h2m
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "harvester.extract.htmd needs the 'html-to-markdown' package "
+        "harvester.extract.converters.html_to_markdown needs the 'html-to-markdown' package "
         "(pip install html-to-markdown); use the markdownify converter otherwise"
     ) from exc
 
-from harvester.extract.convert import code_language, remove_keep_tail, tidy_markdown
+from harvester.extract.converters.conventions import tidy_markdown
+from harvester.extract.rewrites import code_language, remove_keep_tail
 from harvester.markdown.grammar import Line, classify_lines
 
 __all__ = ["convert", "element_to_markdown", "library_version"]
@@ -139,7 +140,7 @@ def convert(element: lxml.html.HtmlElement) -> str:
     return tidy_markdown(md)
 
 
-# The name harvester.extract.convert's converter registry looks up
+# The name the converter registry (harvester.extract.converters) looks up
 # (registered there as "html-to-markdown").
 element_to_markdown = convert
 

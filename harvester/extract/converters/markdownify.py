@@ -1,12 +1,12 @@
 """Main element -> Markdown with markdownify: the ``"markdownify"`` converter, and the reference
-the default converter (:mod:`harvester.extract.tree_markdown`) is tested against -- the two write
+the default converter (:mod:`harvester.extract.converters.lxml`) is tested against -- the two write
 the same Markdown.
 
 :class:`DocMarkdownConverter` sets markdownify's options for documentation (ATX headings,
 backslash line breaks, ``-`` bullets, inferred table header rows) and overrides the few
 conversions whose defaults lose structure on documentation sites, with the functions the tree
-converter shares (:func:`~harvester.extract.convert.escape_prose`,
-:func:`~harvester.extract.convert.fenced_code`, :func:`~harvester.extract.convert.table_cell`).
+converter shares (:func:`~harvester.extract.converters.conventions.escape_prose`,
+:func:`~harvester.extract.converters.conventions.fenced_code`, :func:`~harvester.extract.converters.conventions.table_cell`).
 markdownify is fed a bs4 tree built directly from the extractor's lxml element instead of
 re-parsing serialised HTML. Imported only when this converter is selected (bs4 and markdownify
 are not loaded otherwise).
@@ -16,14 +16,20 @@ from __future__ import annotations
 from bs4 import BeautifulSoup, NavigableString, Tag
 from markdownify import ATX, BACKSLASH, MarkdownConverter
 
-from harvester.extract.convert import DISSOLVED, escape_prose, fenced_code, table_cell, tidy_markdown
+from harvester.extract.converters.conventions import (
+    DISSOLVED,
+    escape_prose,
+    fenced_code,
+    table_cell,
+    tidy_markdown,
+)
 
 __all__ = ["DocMarkdownConverter", "element_to_markdown"]
 
 
 class DocMarkdownConverter(MarkdownConverter):
     """markdownify tuned for documentation: ATX headings, exact fenced code,
-    pipe-safe tables. The reference for :mod:`harvester.extract.tree_markdown`, which writes the
+    pipe-safe tables. The reference for :mod:`harvester.extract.converters.lxml`, which writes the
     same Markdown straight from the lxml tree."""
 
     class Options(MarkdownConverter.DefaultOptions):

@@ -1,6 +1,6 @@
 """Main element -> Markdown straight from the lxml tree: the default converter ("lxml").
 
-It writes exactly what :class:`harvester.extract.markdownify_converter.DocMarkdownConverter`
+It writes exactly what :class:`harvester.extract.converters.markdownify.DocMarkdownConverter`
 (markdownify with the project's options and overrides) writes for the same element -- the tests
 hold the two equal on every page of three real docs sites and on thousands of random trees --
 but walks the lxml element itself. Why not markdownify: it needs a BeautifulSoup tree (built node
@@ -21,7 +21,7 @@ The rules are markdownify 1.2's, restated for this walk:
   definition lists, tables, links, emphasis, code...), tags without a rule pass their text on.
 
 The shared pieces (prose escaping, fenced code, table cells) are the functions of
-:mod:`harvester.extract.convert` that the markdownify subclass uses too.
+:mod:`harvester.extract.converters.conventions` that the markdownify subclass uses too.
 """
 from __future__ import annotations
 
@@ -29,7 +29,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from harvester.extract.convert import DISSOLVED, escape_prose, fenced_code, table_cell, tidy_markdown
+from harvester.extract.converters.conventions import (
+    DISSOLVED,
+    escape_prose,
+    fenced_code,
+    table_cell,
+    tidy_markdown,
+)
 
 __all__ = ["element_to_markdown"]
 
@@ -51,7 +57,7 @@ Place = tuple
 
 def element_to_markdown(root) -> str:
     """Convert a cleaned lxml element (and its descendants) to Markdown, as
-    ``markdownify_converter.element_to_markdown`` does with markdownify. The element is not
+    ``converters.markdownify.element_to_markdown`` does with markdownify. The element is not
     modified."""
     return tidy_markdown(_Walk(root).run())
 
