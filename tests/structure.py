@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -228,15 +229,31 @@ def score(truth: dict[str, dict[str, Any]], feed: Path) -> dict[str, Any]:
     }
 
 
+def package_version(corpus: str) -> str | None:
+    """The installed version of the corpus's Debian package, or None where dpkg does not know it."""
+    try:
+        process = subprocess.run(["dpkg-query", "-W", "-f=${Version}", f"python-{corpus}-doc"],
+                                 capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    return process.stdout.strip() if process.returncode == 0 else None
+
+
+def load_truth(corpus: str) -> dict[str, Any]:
+    """``{"package_version": ..., "pages": {path: structure}}`` as committed."""
+    loaded: dict[str, Any] = json.loads((TRUTH_DIR / f"{corpus}.json").read_text(encoding="utf-8"))
+    return loaded
+
+
 def main(argv: list[str]) -> None:
     from tests.conftest import DOC_ROOTS
 
     for corpus in argv or ["flask"]:
         TRUTH_DIR.mkdir(parents=True, exist_ok=True)
-        pages = build_truth(DOC_ROOTS[corpus])
+        truth = {"package_version": package_version(corpus), "pages": build_truth(DOC_ROOTS[corpus])}
         out = TRUTH_DIR / f"{corpus}.json"
-        out.write_text(json.dumps(pages, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"{out}: {len(pages)} pages")
+        out.write_text(json.dumps(truth, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"{out}: {len(truth['pages'])} pages of python-{corpus}-doc {truth['package_version']}")
 
 
 if __name__ == "__main__":

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import doc_root
+from tests.conftest import doc_root, missing_prerequisite
 from tests.crawl import NO_EMBEDDING, crawl
-from tests.structure import TRUTH_DIR, build_truth, score
+from tests.structure import build_truth, load_truth, package_version, score
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -27,7 +27,14 @@ PIPE_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}.*$", re.M)
 
 
 def flask_truth() -> dict[str, dict[str, Any]]:
-    return json.loads((TRUTH_DIR / "flask.json").read_text(encoding="utf-8"))
+    """The committed truth's pages, if the installed package is the one it was read from."""
+    truth = load_truth("flask")
+    installed = package_version("flask")
+    if installed != truth["package_version"]:
+        missing_prerequisite(f"python-flask-doc {truth['package_version']} is needed "
+                             f"(installed: {installed}); or rebuild: python -m tests.structure flask")
+    pages: dict[str, dict[str, Any]] = truth["pages"]
+    return pages
 
 
 @pytest.fixture(scope="module")
