@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -22,6 +24,43 @@ install_reactor()
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     REACTOR.stop()
 
+
+# CI (.ci/run sets CI) installs every prerequisite and has ../shared/eval beside the checkout: a
+# missing one there is a broken build, so it fails; on a user's clone it skips the tests that need it.
+IN_CI = bool(os.environ.get("CI"))
+
+
+def missing_prerequisite(reason: str) -> NoReturn:
+    """Skip for want of ``reason``'s prerequisite, or fail in CI; also usable at module level."""
+    if IN_CI:
+        pytest.fail(f"{reason} (CI is set, where every prerequisite must be present)", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def import_prerequisite(module: str, reason: str | None = None) -> ModuleType:
+    """``pytest.importorskip`` that fails in CI."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        missing_prerequisite(reason or f"{module} is not installed ({exc})")
+
+
+def requires(available: bool, reason: str) -> pytest.MarkDecorator:
+    """``pytest.mark.skipif(not available, ...)`` that fails in CI."""
+    return pytest.mark.prerequisite(available, reason=reason)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "prerequisite(available, reason): see tests.conftest.requires")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("prerequisite"):
+        if not mark.args[0]:
+            missing_prerequisite(mark.kwargs["reason"])
+
+
 REPO = Path(__file__).resolve().parent.parent
 EVAL_DIR = REPO.parent / "shared" / "eval"
 DOC_ROOTS = {
@@ -34,14 +73,14 @@ DOC_ROOTS = {
 def doc_root(corpus: str) -> Path:
     root = DOC_ROOTS[corpus]
     if not root.is_dir():
-        pytest.skip(f"{root} is missing: apt-get install python-{corpus}-doc")
+        missing_prerequisite(f"{root} is missing: apt-get install python-{corpus}-doc")
     return root
 
 
 def truth_pages(corpus: str) -> list[dict[str, Any]]:
     path = EVAL_DIR / "truth" / f"{corpus}.jsonl"
     if not path.exists():
-        pytest.skip(f"the public scorer is missing at {EVAL_DIR}")
+        missing_prerequisite(f"the public scorer is missing at {EVAL_DIR}")
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -80,7 +119,7 @@ def eval_sites() -> Iterator[Callable[..., str]]:
         if key not in started:
             doc_root(corpus)
             if not (EVAL_DIR / "serve.py").exists():
-                pytest.skip(f"the public scorer is missing at {EVAL_DIR}")
+                missing_prerequisite(f"the public scorer is missing at {EVAL_DIR}")
             port = free_port()
             process = subprocess.Popen([sys.executable, str(EVAL_DIR / "serve.py"), corpus, "--port", str(port),
                                         *options, "--quiet"])
@@ -119,7 +158,7 @@ def score_feed(corpus: str, feed: Path, *extra: str) -> dict[str, Any]:
     import sys
 
     if not (EVAL_DIR / "score.py").exists():
-        pytest.skip(f"the public scorer is missing at {EVAL_DIR}")
+        missing_prerequisite(f"the public scorer is missing at {EVAL_DIR}")
     process = subprocess.run([sys.executable, str(EVAL_DIR / "score.py"), corpus, str(feed), *extra],
                              capture_output=True, text=True, timeout=300, check=True)
     return json.loads([line for line in process.stdout.splitlines() if line.startswith("{")][-1])

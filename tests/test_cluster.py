@@ -9,9 +9,10 @@ from scrapy.settings import Settings
 
 from harvester.addon import HarvesterAddon
 from harvester.config.checks import InvalidSettings, check_settings
+from tests.conftest import import_prerequisite
 from tests.servers.redisrv import redis_server  # noqa: F401 (fixture)
 
-pytest.importorskip("scrapy_redis", reason="the cluster extra is not installed")
+import_prerequisite("scrapy_redis", reason="the cluster extra is not installed")
 
 
 def cluster_settings(**values: object) -> Settings:

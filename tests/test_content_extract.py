@@ -15,6 +15,7 @@ import pytest
 from harvester.extract import page as extract_mod
 from harvester.extract.converters.conventions import tidy_markdown
 from harvester.extract.page import ExtractedPage, NoContent, extract_page
+from tests.conftest import missing_prerequisite
 
 FLASK_DOCS = "/usr/share/doc/python-flask-doc/html"
 BASE = "http://127.0.0.1:18300"
@@ -32,7 +33,7 @@ def _flask_page(name: str) -> str:
 
             with gzip.open(path + ".gz", "rt", encoding="utf-8") as fh:
                 return fh.read()
-        pytest.skip(f"{path} not installed (apt-get install python-flask-doc)")
+        missing_prerequisite(f"{path} not installed (apt-get install python-flask-doc)")
     with open(path, encoding="utf-8") as fh:
         return fh.read()
 

@@ -9,7 +9,9 @@ import sys
 import lxml.html
 import pytest
 
-pytest.importorskip("html_to_markdown")
+from tests.conftest import import_prerequisite, missing_prerequisite
+
+import_prerequisite("html_to_markdown")
 
 from harvester.extract.converters import html_to_markdown as htmd  # noqa: E402
 
@@ -25,7 +27,7 @@ def md(html: str) -> str:
 
 def tokens(text: str):
     if MarkdownIt is None:
-        pytest.skip("markdown-it-py is not installed")
+        missing_prerequisite("markdown-it-py is not installed")
     return MarkdownIt("commonmark").enable("table").parse(text)
 
 

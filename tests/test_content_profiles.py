@@ -19,6 +19,7 @@ from harvester.extract.converters import available_converters, get_converter
 
 from harvester.extract.page import ExtractedPage, extract_page
 from harvester.extract.profiles import REGISTRY, GeneratorProfile, detect_profile
+from tests.conftest import import_prerequisite, missing_prerequisite
 
 PROSE = ("The quick configuration guide explains every option of the server, how the defaults are "
          "chosen, and which settings you should change before running it in production.")
@@ -632,7 +633,7 @@ def test_parsed_doc_is_used_instead_of_html() -> None:
     doc = lxml.html.document_fromstring(html)
     page = extract_page("", "https://x.org/", doc=doc)  # html is not parsed again
     assert page.markdown.startswith("# Parsed\n")
-    parsel = pytest.importorskip("parsel")
+    parsel = import_prerequisite("parsel")
     root = parsel.Selector(text=html).root
     assert extract_page("<p>ignored</p>", "https://x.org/", doc=root).markdown.startswith("# Parsed\n")
 
@@ -649,7 +650,7 @@ def test_converter_registry() -> None:
 
 
 def test_html_to_markdown_converter_registered_when_adapter_exists() -> None:
-    pytest.importorskip("harvester.extract.converters.html_to_markdown")
+    import_prerequisite("harvester.extract.converters.html_to_markdown")
     assert "html-to-markdown" in available_converters()
     html = _html(f"<main><h1>Conv</h1><p>{PROSE}</p></main>")
     assert "Conv" in extract_page(html, "https://x.org/", converter="html-to-markdown").markdown
@@ -692,7 +693,7 @@ def _debian_page(package: str, name: str) -> str:
         with gzip.open(path + ".gz", "rt", encoding="utf-8") as fh:
             return fh.read()
     if not os.path.exists(path):
-        pytest.skip(f"{path} not installed (apt-get install python-{package}-doc)")
+        missing_prerequisite(f"{path} not installed (apt-get install python-{package}-doc)")
     with open(path, encoding="utf-8") as fh:
         return fh.read()
 

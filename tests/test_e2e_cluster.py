@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import import_prerequisite
 from tests.crawl import NO_EMBEDDING, REPO, run_scrapy, scrapy_env
 from tests.servers.redisrv import RedisServer, redis_server  # noqa: F401 (fixture)
 from tests.servers.sites import chain_site, doc_page, sitemap_site
 from tests.servers.sitesrv import Route, SiteServer
 
-pytest.importorskip("scrapy_redis", reason="the cluster extra is not installed")
+import_prerequisite("scrapy_redis", reason="the cluster extra is not installed")
 
 # Every test here runs scrapy crawl processes: cluster workers are processes.
 pytestmark = pytest.mark.cli

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import score_feed, truth_pages
+from tests.conftest import missing_prerequisite, score_feed, truth_pages
 from tests.crawl import NO_EMBEDDING, crawl
 from tests.test_e2e_render import stats
 
@@ -24,7 +24,7 @@ FLOORS = {"recall_med": 0.98, "precision_med": 0.98, "code": 0.99, "headings": 0
 
 def test_a_javascript_only_docs_site_is_rendered_and_extracted_as_well_as_the_plain_one(tmp_path, eval_sites):
     if shutil.which("chromium") is None:
-        pytest.skip("Debian's chromium is not installed (scripts/bootstrap.sh --test)")
+        missing_prerequisite("Debian's chromium is not installed (scripts/bootstrap.sh --test)")
     corpus = "requests"
     truth = truth_pages(corpus)
     url = eval_sites(corpus, "--js-only")

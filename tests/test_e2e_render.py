@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import qdrant_points
+from tests.conftest import qdrant_points, requires
 from tests.crawl import NO_EMBEDDING, crawl
 from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium (scripts/bootstrap.sh --test)"),
+    requires(shutil.which("chromium") is not None, reason="needs Debian's chromium (scripts/bootstrap.sh --test)"),
 ]
 
 # Chromium asks DNS for its own services' names unless told not to; tests make no such lookup.

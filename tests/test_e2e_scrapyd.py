@@ -15,7 +15,7 @@ from urllib.request import urlopen
 
 import pytest
 
-from tests.conftest import qdrant_points
+from tests.conftest import qdrant_points, requires
 from tests.crawl import REPO
 from tests.servers.redisrv import free_port
 from tests.servers.sites import chain_site
@@ -29,8 +29,8 @@ with project_environment("harvester"):
     import harvester.settings
     print(harvester.__file__)
 """
-pytestmark = [pytest.mark.cli, pytest.mark.skipif(
-    not (BIN / "scrapyd").exists() or not (BIN / "scrapyd-deploy").exists(),
+pytestmark = [pytest.mark.cli, requires(
+    (BIN / "scrapyd").exists() and (BIN / "scrapyd-deploy").exists(),
     reason="scrapyd and scrapyd-client are not installed (the dev extra)",
 )]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import qdrant_points
+from tests.conftest import import_prerequisite, qdrant_points
 from tests.crawl import crawl
 from tests.servers.sites import broken_pages_site, chain_site, robots_site, sitemap_site
 from tests.servers.sitesrv import SiteServer
@@ -168,7 +168,7 @@ def test_the_default_backend_embeds_on_onnx_runtime_with_the_torch_models_vector
 
 
 def test_onnx_int8_backend_crawls_and_searches(tmp_path):
-    pytest.importorskip("onnxruntime")
+    import_prerequisite("onnxruntime")
     from tests.crawl import scrapy_command
 
     settings = {"HARVESTER_EMBEDDING_BACKEND": "onnx-int8", "HARVESTER_ONNX_CACHE_DIR": str(tmp_path / "onnx")}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import requires
 from tests.crawl import NO_EMBEDDING, crawl
 from tests.servers import template_site
 from tests.servers.pdfgen import make_pdf
@@ -308,7 +309,7 @@ def test_a_navigation_only_page_is_empty_without_a_browser(tmp_path: Path) -> No
     assert result.report["skipped_by_reason"] == {"navigation_only": 2}, result.report["skipped_by_reason"]
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium (scripts/bootstrap.sh --test)")
+@requires(shutil.which("chromium") is not None, reason="needs Debian's chromium (scripts/bootstrap.sh --test)")
 def test_a_navigation_only_page_is_rendered_in_auto_mode(tmp_path: Path) -> None:
     with SiteServer(routes=spa_site()) as server:
         result = crawl("site", server.url, tmp_path, settings={

@@ -10,10 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("onnxruntime")
-pytest.importorskip("onnx")
-pytest.importorskip("torch")
-pytest.importorskip("sentence_transformers")
+from tests.conftest import import_prerequisite, missing_prerequisite
+
+import_prerequisite("onnxruntime")
+import_prerequisite("onnx")
+import_prerequisite("torch")
+import_prerequisite("sentence_transformers")
 
 from harvester.embedding import onnx as embedding_onnx  # noqa: E402
 from harvester.embedding.folder import DEFAULT_MODEL, ModelUnavailable, resolve_model  # noqa: E402
@@ -38,7 +40,7 @@ def torch_embedder():
     try:
         return load_embedder(DEFAULT_MODEL, "cpu")
     except ModelUnavailable as exc:
-        pytest.skip(f"embedding model unavailable: {exc}")
+        missing_prerequisite(f"embedding model unavailable: {exc}")
 
 
 @pytest.fixture(scope="module")

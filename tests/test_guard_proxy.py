@@ -19,6 +19,7 @@ import pytest
 from harvester.guard.rules import AllowList
 from harvester.proxy import BROWSER_ARGS, playwright_proxy
 from harvester.proxy.guard_proxy import GuardProxy
+from tests.conftest import import_prerequisite, requires
 from tests.servers.proxysrv import ProxyServer
 from tests.servers.sitesrv import Route, SiteServer
 
@@ -275,11 +276,11 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (scripts/bootstrap.sh --test installs Debian's)")
+@requires(CHROMIUM is not None, reason="needs Chromium (scripts/bootstrap.sh --test installs Debian's)")
 def test_a_real_chromium_through_the_proxy_never_reaches_the_canary() -> None:
     """Sub-resources, fetch, a WebSocket and a redirect hop of a page, all from the browser: the
     page and its own requests load, every connection to the canary is refused at the proxy."""
-    playwright_api = pytest.importorskip("playwright.async_api")
+    playwright_api = import_prerequisite("playwright.async_api")
     canary = SiteServer(routes={}, host="127.0.0.2")
     try:
         site = SiteServer(routes={}, port=canary.port)

@@ -17,6 +17,7 @@ from harvester.render.browser import NoBrowser, browser_args, find_browser, laun
 from harvester.render.frames import Frame, merge_frames, same_site, same_site_iframes
 from harvester.render.policy import RenderLearner, context_kwargs, context_name, fallback_reason
 from harvester.sites import SiteProfile
+from tests.conftest import missing_prerequisite
 from tests.crawl import run_scrapy
 
 AUTO = SiteProfile()
@@ -183,7 +184,7 @@ def addon_settings(**values: object) -> Settings:
 
 def test_handler_and_launch_options_only_when_rendering_can_happen(tmp_path: Path) -> None:
     if find_browser() is None:
-        pytest.skip("no Chromium here")
+        missing_prerequisite("no Chromium here")
     on = addon_settings()
     assert on.getdict("DOWNLOAD_HANDLERS")["https"] == "harvester.render.download.RenderingDownloadHandler"
     assert on.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["headless"] is True
@@ -226,7 +227,7 @@ def test_a_crawl_that_renders_nothing_never_imports_playwright(tmp_path: Path) -
     from tests.servers.sitesrv import SiteServer
 
     if find_browser() is None:
-        pytest.skip("no Chromium here")
+        missing_prerequisite("no Chromium here")
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").write_text("<html><head><title>Plain</title></head><body><main><h1>Plain</h1><p>"

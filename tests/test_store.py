@@ -21,6 +21,7 @@ from harvester.index.store import (
     StoreUnavailable,
     chunk_point_id,
 )
+from tests.conftest import import_prerequisite
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -170,7 +171,7 @@ def test_payload_carries_a_llamaindex_node_with_the_text_once(tmp_path):
 
 
 def test_fast_query_encoder_matches_the_model(tmp_path):
-    pytest.importorskip("onnxruntime")
+    import_prerequisite("onnxruntime")
     from harvester.embedding.folder import DEFAULT_MODEL
     from harvester.embedding.models import load_embedder
     from harvester.service.encoder import load_onnx_query_encoder

@@ -122,8 +122,9 @@ class AggregateDetector:
         per_page: Counter[int] = Counter()
         for shingle in self._shingles[page]:
             owners = self._owners[shingle]
-            others = [] if isinstance(owners, int) else [
-                o for o in owners if o != page and o not in self._aggregate]
+            if isinstance(owners, int):  # only this page holds it
+                continue
+            others = [o for o in owners if o != page and o not in self._aggregate]
             if others:
                 covered += 1
                 if len(owners) >= MAX_OWNERS:

@@ -95,7 +95,7 @@ def band_layout(threshold: float, num_perm: int) -> tuple[int, int]:
 def _best_layout(threshold: float, num_perm: int) -> tuple[int, int]:
     import numpy as np
 
-    trapezoid = getattr(np, "trapezoid", None) or np.trapz
+    trapezoid = getattr(np, "trapezoid", None) or np.trapz  # type: ignore[attr-defined]  # numpy < 2
     layouts = np.array([(bands, rows) for bands in range(1, num_perm + 1)
                         for rows in range(1, num_perm // bands + 1)], dtype=np.float64)
     bands, rows = layouts[:, :1], layouts[:, 1:]

@@ -62,7 +62,8 @@ def tokens(text: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def stem(token: str) -> str:
-    return _STEMMER.stem_word(token)
+    stemmed: str = _STEMMER.stem_word(token)
+    return stemmed
 
 
 def stems(text: str) -> list[str]:

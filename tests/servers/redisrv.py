@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import missing_prerequisite
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -21,7 +23,7 @@ class RedisServer:
     def __init__(self, workdir: Path) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            pytest.skip("redis-server is missing: apt-get install redis-server (scripts/bootstrap.sh --test)")
+            missing_prerequisite("redis-server is missing: apt-get install redis-server (scripts/bootstrap.sh --test)")
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self._process = subprocess.Popen(
