@@ -16,7 +16,7 @@ from tests.crawl import NO_EMBEDDING, cli_crawl
 from tests.servers.sitesrv import SiteServer
 from harvester.chunking.context import embedding_text
 from harvester.embedding.folder import DEFAULT_MODEL
-from harvester.embedding.models import load_model_tokenizer
+from harvester.embedding.tokenizer import load_model_tokenizer
 work = Path(tempfile.mkdtemp())
 with SiteServer(root=Path("/usr/share/doc/python-flask-doc/html")) as s:
     res = cli_crawl("docs", s.url, work, settings=NO_EMBEDDING)
