@@ -25,7 +25,7 @@ documentation, Sphinx, 495 content pages: ``apt-get install python3-doc``) and `
 (``apt-get install python-django-doc``) through a static file server. ``--with-model`` adds a
 crawl of the largest site with embedding and the local Qdrant index on (its peak RSS; slow on a
 CPU). ``--memory-profile`` adds a crawl of it with tracemalloc (``FRAMES`` frames per allocation)
-and prints what held the most memory. Results go to ``bench/results/crawl_cpu_<date>.json``.
+and prints what held the most memory. Results go to ``--json-out`` (default ``bench/results/crawl_cpu.json``).
 """
 
 from __future__ import annotations
@@ -336,7 +336,7 @@ def main() -> None:
               f"{memory.get('largest_traced_mib')} MiB; top allocation sites:")
         for site in memory.get("top_sites", [])[:10]:
             print(f"  {site['mib']:7.2f} MiB {site['count']:>7} blocks  {site['where'][-1]}")
-    out = args.json_out or REPO / "bench" / "results" / f"crawl_cpu_{today}.json"
+    out = args.json_out or REPO / "bench" / "results" / "crawl_cpu.json"
     out.write_text(json.dumps(results, indent=1, default=str))
     print(f"results: {out}")
 

@@ -263,7 +263,7 @@ def main() -> None:
             results["engines"].append(local)
     results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     results["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    out = REPO / "bench" / "results" / f"engines_{date.today()}.json"
+    out = REPO / "bench" / "results" / "engines.json"
     out.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(results, indent=1))
     print(f"wrote {out}")

@@ -7,12 +7,12 @@ crawler:
   a. trafilatura alone (its own Markdown, tables and links on);
   b. ``extract_page`` as shipped (main element -> markdownify);
   c. ``extract_page`` with the converter swapped for
-     :func:`harvester.extract.htmd.convert` (monkeypatched here only);
+     :func:`harvester.extract.converters.html_to_markdown.convert` (monkeypatched here only);
   d. ``extract_page`` with the default converter ("lxml": markdownify's rules written straight
      from the lxml tree; the same Markdown as b);
 
 How c swaps the converter depends on extract.py: when ``extract_page`` takes
-``converter=`` (the registry of :mod:`harvester.extract.convert`), c passes
+``converter=`` (the registry of :mod:`harvester.extract.converters`), c passes
 ``converter="html-to-markdown"``; otherwise the name extract.py calls the
 converter by (``element_to_markdown``) is monkeypatched in this process only.
 
@@ -131,7 +131,7 @@ def patched(fn):
 
 def markdownify_converter():
     if HAS_REGISTRY:
-        from harvester.extract.convert import get_converter
+        from harvester.extract.converters import get_converter
         return get_converter("markdownify")
     return getattr(extract_mod, CONVERTER_NAME)
 
@@ -140,7 +140,7 @@ def get_tree_converter():
     """The default "lxml" converter, where this checkout has it."""
     if not HAS_REGISTRY:
         return None
-    from harvester.extract.convert import available_converters, get_converter
+    from harvester.extract.converters import available_converters, get_converter
     return get_converter("lxml") if "lxml" in available_converters() else None
 
 
@@ -238,7 +238,7 @@ def main(argv=None) -> int:
     ap.add_argument("--diff", type=int, default=5, help="list up to N pages where c scores below b")
     args = ap.parse_args(argv)
 
-    from harvester.extract import htmd
+    from harvester.extract.converters import html_to_markdown as htmd
 
     out_dir = Path(args.out_dir) if args.out_dir else Path(tempfile.mkdtemp(prefix="bench_extraction_"))
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -264,7 +264,7 @@ def main(argv=None) -> int:
             return markdownify_convert(el)
 
         if HAS_REGISTRY:
-            from harvester.extract.convert import register_converter
+            from harvester.extract.converters import register_converter
             register_converter(CAPTURE, lambda: capture)
         with patched(capture):
             run_capture = extractor(CAPTURE)

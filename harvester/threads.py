@@ -15,10 +15,8 @@ from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
-# OpenBLAS (NumPy's BLAS) keeps a worker thread spinning for 2**28 CPU cycles, about 0.1 s, after
-# it starts and after each call it shares, waiting for more: a tenth of a second of a core at
-# NumPy's import in every process, for the few small BLAS calls a crawl or a search makes. 2**16
-# cycles (tens of microseconds) still keeps a thread ready between back-to-back calls.
+# OpenBLAS's worker threads spin for 2**28 cycles after each call, wasted on a crawl's few small
+# BLAS calls; 2**16 cycles still keeps a thread ready between back-to-back calls.
 BLAS_THREAD_TIMEOUT = "16"
 
 
@@ -45,12 +43,10 @@ class Worker:
     ``await worker.run_sized(size, fn, *args)`` runs small work (``size`` under ``inline_below``:
     bytes of a page, characters of a text) in the calling thread instead, as Scrapy runs its
     callbacks, once the worker has nothing left to do. Pure-Python work holds the interpreter lock
-    throughout, so a thread beside the reactor adds no speed for it; handing the lock back and
-    forth for every page cost a 495-page crawl 19-25% more CPU (bench/README.md). Large work
-    still goes to the thread, so that one long page does not stall downloads and the browser.
-    Small work that arrives meanwhile waits for it and then runs here: queued in the thread, every
-    page behind a long one went there too, 5,800 thread switches in a 49-page crawl instead of
-    1,500 and 10% more CPU. The thread starts with the first call it gets.
+    throughout, so a thread beside the reactor adds no speed for it, only lock hand-offs. Large
+    work still goes to the thread, so that one long page does not stall downloads and the browser.
+    Small work that arrives meanwhile waits for it and then runs here, rather than queueing every
+    page behind the long one in the thread. The thread starts with the first call it gets.
     """
 
     def __init__(self, name: str, inline_below: int = 0) -> None:

@@ -9,8 +9,11 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
+from decimal import ROUND_HALF_UP, Decimal
 from html import unescape
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -96,13 +99,75 @@ def test_readme_links_resolve():
     assert not unlinked, f"README does not link these docs pages: {sorted(unlinked)}"
 
 
-def test_readme_figures_are_in_the_bench_results():
-    """Every decimal figure the README quotes is one bench/README.md recorded."""
-    bench = {float(n) for n in re.findall(r"\d+\.\d+", (REPO / "bench" / "README.md").read_text(encoding="utf-8"))}
-    quoted = [n for n in re.findall(r"(?<![\w./-])\d+\.\d+(?![\w./-])", README.read_text(encoding="utf-8"))]
-    assert quoted, "the README quotes no figure (update this test if that is intended)"
-    unknown = [n for n in quoted if float(n) not in bench]
-    assert not unknown, f"README figures not in bench/README.md: {unknown}"
+FIGURES = REPO / "bench" / "figures.toml"
+DECIMAL = re.compile(r"(?<![\w.,-])\d+\.\d+(?![\d.])")
+
+
+def quoted_figures() -> list[dict[str, str]]:
+    """The figures README.md and docs/ quote from bench/results/ (bench/figures.toml)."""
+    with FIGURES.open("rb") as handle:
+        return tomllib.load(handle)["figure"]
+
+
+def result_values(document: Any, path: str) -> list[float]:
+    """The numbers at a dotted ``path`` of a result file, ``*`` standing for every item of a list."""
+    found = [document]
+    for key in path.split("."):
+        if key == "*":
+            found = [item for value in found for item in value]
+        else:
+            found = [value[int(key)] if isinstance(value, list) else value[key] for value in found]
+    return [float(value) for value in found]
+
+
+def as_quoted(value: float, quoted: str) -> str:
+    """``value`` written as ``quoted`` writes its number: the same decimals (half rounded up, as a
+    person rounds the number the file shows), thousands separators if it has them."""
+    rounded = Decimal(str(value)).quantize(Decimal(1).scaleb(-len(quoted.partition(".")[2])), ROUND_HALF_UP)
+    return f"{rounded:,}" if "," in quoted else f"{rounded}"
+
+
+def figure_mismatch(figure: dict[str, str]) -> str | None:
+    """Why ``figure`` is not what its page quotes from its result file, or None if it is."""
+    text = (REPO / figure["doc"]).read_text(encoding="utf-8")
+    quoted = figure["quoted"]
+    if not re.search(rf"(?<![\d.,]){re.escape(quoted)}(?!\d|[.,]\d)", text):
+        return f"{figure['doc']} no longer quotes {quoted} ({figure['file']} {figure['path']})"
+    values = result_values(json.loads((REPO / figure["file"]).read_text(encoding="utf-8")), figure["path"])
+    low, dash, high = quoted.partition("-")
+    if dash:
+        written = f"{as_quoted(min(values), low)}-{as_quoted(max(values), high)}"
+    else:
+        written = as_quoted(values[0], quoted) if len(values) == 1 else f"{len(values)} values"
+    if written != quoted:
+        return f"{figure['doc']} quotes {quoted}, {figure['file']} {figure['path']} reads {written}"
+    return None
+
+
+def test_quoted_figures_are_those_of_the_latest_results():
+    figures = quoted_figures()
+    assert figures, "bench/figures.toml lists no figure"
+    mismatches = [why for figure in figures if (why := figure_mismatch(figure))]
+    assert not mismatches, mismatches
+
+
+def test_a_changed_figure_or_result_fails_the_comparison(tmp_path):
+    figure = next(f for f in quoted_figures() if f["path"] == "sites.python.ratio_cpu_per_page")
+    assert figure_mismatch(figure) is None
+    assert figure_mismatch({**figure, "quoted": "0.253"}) is not None
+    result = json.loads((REPO / figure["file"]).read_text(encoding="utf-8"))
+    result["sites"]["python"]["ratio_cpu_per_page"] = 0.261
+    (tmp_path / "result.json").write_text(json.dumps(result), encoding="utf-8")
+    assert "reads 0.261" in figure_mismatch({**figure, "file": str(tmp_path / "result.json")})
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/performance.md"])
+def test_every_decimal_figure_of_a_page_comes_from_a_result_file(page):
+    listed = {f["quoted"] for f in quoted_figures() if f["doc"] == page}
+    quoted = DECIMAL.findall((REPO / page).read_text(encoding="utf-8"))
+    assert quoted, f"{page} quotes no figure (update this test if that is intended)"
+    unlisted = sorted(set(quoted) - listed)
+    assert not unlisted, f"{page} figures not tied to a result in bench/figures.toml: {unlisted}"
 
 
 # --------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Tests for harvester.extract.page (no network, no Scrapy).
+"""Tests for harvester.extract.page and the modules it runs (no network, no Scrapy).
 
 Real pages come from Debian's python-flask-doc package (Sphinx, pallets
 theme); those tests are skipped when it is not installed. Small inline
@@ -13,7 +13,7 @@ import time
 import pytest
 
 from harvester.extract import page as extract_mod
-from harvester.extract.convert import tidy_markdown
+from harvester.extract.converters.conventions import tidy_markdown
 from harvester.extract.page import ExtractedPage, NoContent, extract_page
 
 FLASK_DOCS = "/usr/share/doc/python-flask-doc/html"
@@ -321,7 +321,7 @@ def test_heading_self_links_keep_their_words_and_lose_their_glyphs() -> None:
     another page stays a link."""
     import lxml.html
 
-    from harvester.extract.convert import unwrap_heading_anchors
+    from harvester.extract.rewrites import unwrap_heading_anchors
 
     main = lxml.html.fragment_fromstring(
         "<div><h2><a href='#setup'>Setup</a> <a href='#setup'>¶</a></h2>"
@@ -461,7 +461,7 @@ def test_links_resolve_per_page_though_joins_are_remembered_per_directory() -> N
 
 
 def test_visible_text_drops_link_targets_as_the_backtracking_pattern_did() -> None:
-    from harvester.extract import convert
+    from harvester.extract.converters import conventions
     from tests.conftest import doc_root
 
     backtracking = re.compile(r"\]\((?:[^()\s]|\([^)\s]*\))*(?:\s+\"[^\"]*\")?\)")
@@ -470,5 +470,5 @@ def test_visible_text_drops_link_targets_as_the_backtracking_pattern_did() -> No
     for path in sorted((doc_root("scrapy") / "topics").glob("*.html"))[:12]:
         texts.append(extract_page(path.read_text(encoding="utf-8"), "http://127.0.0.1/" + path.name).markdown)
     for text in texts:
-        assert convert._LINK_TARGET.sub("]", text) == backtracking.sub("]", text)
+        assert conventions._LINK_TARGET.sub("]", text) == backtracking.sub("]", text)
     assert sum(text.count("](") for text in texts) > 500

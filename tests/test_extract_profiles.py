@@ -15,10 +15,10 @@ import re
 
 import lxml.html
 import pytest
+from harvester.extract.converters import available_converters, get_converter
 
-from harvester.extract.convert import available_converters, get_converter
 from harvester.extract.page import ExtractedPage, extract_page
-from harvester.extract.profiles import REGISTRY, Profile, detect_profile
+from harvester.extract.profiles import REGISTRY, GeneratorProfile, detect_profile
 
 PROSE = ("The quick configuration guide explains every option of the server, how the defaults are "
          "chosen, and which settings you should change before running it in production.")
@@ -602,7 +602,7 @@ def test_registry_profiles_are_frozen_data() -> None:
                      "javadoc"):
         assert expected in names
     profile = REGISTRY[0]
-    assert isinstance(profile, Profile) and profile.main
+    assert isinstance(profile, GeneratorProfile) and profile.main
     with pytest.raises(AttributeError):
         profile.name = "x"  # type: ignore[misc]
 
@@ -649,7 +649,7 @@ def test_converter_registry() -> None:
 
 
 def test_html_to_markdown_converter_registered_when_adapter_exists() -> None:
-    pytest.importorskip("harvester.extract.htmd")
+    pytest.importorskip("harvester.extract.converters.html_to_markdown")
     assert "html-to-markdown" in available_converters()
     html = _html(f"<main><h1>Conv</h1><p>{PROSE}</p></main>")
     assert "Conv" in extract_page(html, "https://x.org/", converter="html-to-markdown").markdown

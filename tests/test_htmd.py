@@ -1,4 +1,4 @@
-"""harvester.extract.htmd: the html-to-markdown converter follows the project's
+"""harvester.extract.converters.html_to_markdown: the html-to-markdown converter follows the project's
 Markdown conventions (checked on the text and, where it matters, by parsing the
 output back with markdown-it)."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("html_to_markdown")
 
-from harvester.extract import htmd  # noqa: E402
+from harvester.extract.converters import html_to_markdown as htmd  # noqa: E402
 
 try:
     from markdown_it import MarkdownIt
@@ -252,9 +252,9 @@ def test_lists_and_blockquote():
 
 def test_missing_library_raises_clear_import_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "html_to_markdown", None)
-    monkeypatch.delitem(sys.modules, "harvester.extract.htmd")
+    monkeypatch.delitem(sys.modules, "harvester.extract.converters.html_to_markdown")
     with pytest.raises(ImportError, match="html-to-markdown"):
-        importlib.import_module("harvester.extract.htmd")
+        importlib.import_module("harvester.extract.converters.html_to_markdown")
 
 
 def test_adjacent_blockquotes_stay_separate_and_apart_from_paragraphs():

@@ -6,8 +6,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from harvester.chunking.chunker import chunk_markdown, whitespace_counter
-from harvester.extract.convert import tidy_markdown
-from harvester.extract.page import _md_headings
+from harvester.extract.converters.conventions import tidy_markdown
+from harvester.extract.metadata import markdown_headings
 from harvester.markdown.grammar import Line, classify_lines, fence_opening, heading, is_table_start
 from harvester.meta import DONT_EXTRACT, PROBE, ROBOTS_TXT, is_page_request, is_reported_request
 from harvester.render.frames import demote_headings
@@ -51,7 +51,7 @@ def test_headings_keep_a_trailing_hash_that_is_part_of_the_text() -> None:
     assert heading("# C#") == (1, "C#")
     assert heading("## Title ##") == (2, "Title")
     assert heading("#hashtag") is None and heading("#") is None
-    assert _md_headings("# C#\n\n```\n# comment\n```\n## F#  ##\n") == [
+    assert markdown_headings("# C#\n\n```\n# comment\n```\n## F#  ##\n") == [
         {"level": 1, "text": "C#"}, {"level": 2, "text": "F#"}]
     assert demote_headings("# A\n  ## B\n```\n# c\n```", 2) == "### A\n#### B\n```\n# c\n```"
 

@@ -13,7 +13,7 @@ def test_a_crawl_shortens_openblas_spinning_before_numpy_loads_unless_the_enviro
         tmp_path, environment, expected):
     """Scrapy imports Harvester's command modules before it runs any command: when the crawl first
     imports NumPy (deduplication does), OpenBLAS reads a short spin (its threads spun 0.1 s of a
-    core at NumPy's import, bench/bench_blas_spin.py). A value the environment sets wins."""
+    core at NumPy's import). A value the environment sets wins."""
     import subprocess
     import sys
 

@@ -1,7 +1,7 @@
-"""The default converter ("lxml", harvester.extract.tree_markdown) writes what markdownify writes.
+"""The default converter ("lxml", harvester.extract.converters.lxml) writes what markdownify writes.
 
 It restates markdownify's rules over the lxml tree for speed; the library itself (with the
-project's options, harvester.extract.markdownify_converter) is the reference: every main element
+project's options, harvester.extract.converters.markdownify) is the reference: every main element
 of three real docs sites, and thousands of random trees of every tag either converter has a rule
 for, must come out byte-identical.
 """
@@ -17,7 +17,9 @@ import lxml.html
 import pytest
 from lxml import etree
 
-from harvester.extract import convert, markdownify_converter, tree_markdown
+from harvester.extract import converters
+from harvester.extract.converters import lxml as lxml_converter
+from harvester.extract.converters import markdownify as markdownify_converter
 from harvester.extract.page import NoContent, extract_page
 
 SITES = ["/usr/share/doc/python-flask-doc/html", "/usr/share/doc/python-requests-doc/html",
@@ -30,9 +32,9 @@ def _main_elements(site: str) -> list:
 
     def capture(root):
         mains.append(copy.deepcopy(root))
-        return tree_markdown.element_to_markdown(root)
+        return lxml_converter.element_to_markdown(root)
 
-    convert.register_converter("capture-for-test", lambda: capture)
+    converters.register_converter("capture-for-test", lambda: capture)
     for page in sorted(Path(site).rglob("*.html")):
         if "_static" in page.parts:
             continue
@@ -50,7 +52,7 @@ def test_the_tree_converter_writes_what_markdownify_writes_on_real_docs(site: st
     assert len(mains) >= 15
     for main in mains:
         expected = markdownify_converter.element_to_markdown(main)
-        assert tree_markdown.element_to_markdown(main) == expected, lxml.html.tostring(main)[:300]
+        assert lxml_converter.element_to_markdown(main) == expected, lxml.html.tostring(main)[:300]
 
 
 _TAGS = ["p", "div", "span", "a", "code", "pre", "em", "strong", "b", "i", "ul", "ol", "li", "dl", "dt", "dd",
@@ -97,7 +99,7 @@ def test_the_tree_converter_writes_what_markdownify_writes_on_random_trees() -> 
             continue
         before = lxml.html.tostring(root)
         expected = markdownify_converter.element_to_markdown(root)
-        assert tree_markdown.element_to_markdown(root) == expected, (seed, before)
+        assert lxml_converter.element_to_markdown(root) == expected, (seed, before)
         assert lxml.html.tostring(root) == before  # the element is left as it was
         compared += 1
     assert compared > 2500
@@ -111,5 +113,5 @@ def test_the_default_converter_loads_neither_markdownify_nor_bs4() -> None:
     out = subprocess.run([sys.executable, "-c", code, f"{SITES[0]}/quickstart.html"], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
-    assert convert.DEFAULT_CONVERTER == "lxml"
-    assert set(convert.available_converters()) >= {"lxml", "markdownify"}
+    assert converters.DEFAULT_CONVERTER == "lxml"
+    assert set(converters.available_converters()) >= {"lxml", "markdownify"}

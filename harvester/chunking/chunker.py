@@ -81,7 +81,7 @@ _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 # Sentence ends. Each Latin and list-item alternative starts with the character it consumes
 # (the stop before it checked by a lookbehind after it), so the regex engine skips ahead to
 # whitespace instead of trying lookbehinds at every position; the CJK one cannot (its separator
-# may be empty), so text without a CJK full stop is cut without it: three times faster.
+# may be empty), so text without a CJK full stop is cut without it.
 _LATIN_STOP = (r"\s(?<=[.!?]\s)\s*"  # Latin: needs whitespace after the stop
                r"|\s(?<=[.!?][\"'”’)\]]\s)\s*")  # ... or after a closing quote or bracket
 _CJK_SEP = r"(?:(?<=[。！？])(?![」』”’）)])|(?<=[。！？][」』”’）)]))\s*"  # CJK: no space needed

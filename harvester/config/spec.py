@@ -26,6 +26,9 @@ from harvester.config.types import (
 )
 from harvester.embedding.folder import DEFAULT_MODEL
 from harvester.embedding.models import BACKENDS
+from harvester.extract.converters import DEFAULT_CONVERTER
+from harvester.extract.quality import DEFAULT_MIN_CHARS
+from harvester.extract.template import DEFAULT_SAMPLE
 from harvester.items import EXPORTED_FIELDS
 from harvester.urls.canonical import DEFAULT_STRIP_PARAMS
 from harvester.urls.rules import DEFAULT_SKIP_PATTERNS, check_css, compile_patterns
@@ -206,13 +209,13 @@ SPEC: tuple[Setting, ...] = (
             "Deduplication"),
     # Extraction.
     Setting("HARVESTER_EXTRACTION_ENABLED", True, Bool(), "the extraction middleware", "Extraction"),
-    Setting("HARVESTER_EXTRACTION_MIN_CHARS", 80, COUNT, "pages with less text are skipped as `too_short`",
+    Setting("HARVESTER_EXTRACTION_MIN_CHARS", DEFAULT_MIN_CHARS, COUNT, "pages with less text are skipped as `too_short`",
             "Extraction"),
     Setting("HARVESTER_CONTENT_SELECTOR", None, Optional(CSS), "CSS of the main content for every page of the "
             "crawl (also `-a content_selector=`)", "Extraction", profile_key="content_selector"),
     Setting("HARVESTER_CONTENT_SELECTORS", {}, CSS_CHECK, "per host (`\"host\"` or `\"host:port\"`): CSS of "
             "the main content", "Extraction"),
-    Setting("HARVESTER_MARKDOWN_CONVERTER", "lxml", Choice(CONVERTERS), "`lxml` (markdownify's rules "
+    Setting("HARVESTER_MARKDOWN_CONVERTER", DEFAULT_CONVERTER, Choice(CONVERTERS), "`lxml` (markdownify's rules "
             "written straight from the parsed tree), `markdownify` (the library itself: the same Markdown, "
             "about 3x the CPU) or `html-to-markdown` (the `fast` extra)", "Extraction"),
     Setting("HARVESTER_LOW_QUALITY_THRESHOLD", 0.35, SHARE, "pages scoring under it are listed in the run "
@@ -222,7 +225,7 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_TEMPLATE_LEARNING", True, Bool(), "learn each site's repeated template blocks (menus, "
             "prev/next bars, footers) and remove them before conversion", "Extraction",
             env="HARVESTER_TEMPLATE_LEARNING", profile_key="template_learning"),
-    Setting("HARVESTER_TEMPLATE_SAMPLE", 8, Int(minimum=3), "pages of a site learned from before its template "
+    Setting("HARVESTER_TEMPLATE_SAMPLE", DEFAULT_SAMPLE, Int(minimum=3), "pages of a site learned from before its template "
             "is decided (they wait for it)", "Extraction"),
     # Pipelines.
     Setting("HARVESTER_CHUNKING_ENABLED", True, Bool(), "split pages into chunks", "Chunking and embedding"),

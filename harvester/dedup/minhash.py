@@ -1,12 +1,11 @@
 """MinHash signatures of a page's shingles, and the LSH bands that find similar ones. Scrapy-free.
 
-Written here rather than taken from datasketch (used before): importing datasketch imports SciPy
-(its LSH picks its band sizes with ``scipy.integrate``), 0.66 s of CPU in every crawl, more than
-all the signatures of a 70-page docs site cost; and its MinHash calls a hash function per shingle
-in Python. The method is the same (Broder's min-wise hashing; LSH bands chosen to minimise the
-false-positive and false-negative areas around the threshold, as in Leskovec, Rajaraman and
-Ullman, "Mining of Massive Datasets", ch. 3), on the shingle hashes of
-:mod:`harvester.dedup.shingles`, all in numpy.
+Written here rather than taken from datasketch: importing datasketch imports SciPy (its LSH picks
+its band sizes with ``scipy.integrate``), which costs every crawl more CPU than all the signatures
+of a small docs site; and its MinHash calls a hash function per shingle in Python. The method is
+the same (Broder's min-wise hashing; LSH bands chosen to minimise the false-positive and
+false-negative areas around the threshold, as in Leskovec, Rajaraman and Ullman, "Mining of
+Massive Datasets", ch. 3), on the shingle hashes of :mod:`harvester.dedup.shingles`, all in numpy.
 
 Each permutation is a multiply-add-shift hash of the 32-bit shingle hash (Dietzfelbinger:
 ``(a*x + b) mod 2**64 >> 32``, strongly universal for 32-bit keys). Signatures never leave the
@@ -34,7 +33,7 @@ _EMPTY = 2**32 - 1  # the value of a permutation no shingle reached
 def _permutations(num_perm: int) -> tuple[np.ndarray, np.ndarray]:
     import numpy as np
 
-    # The standard library's generator: numpy.random's import costs 20-30 ms of every crawl.
+    # The standard library's generator: importing numpy.random would cost every crawl.
     rng = random.Random(_SEED + num_perm)
     multipliers = np.array([rng.getrandbits(64) | 1 for _ in range(num_perm)], dtype=np.uint64)
     offsets = np.array([rng.getrandbits(64) for _ in range(num_perm)], dtype=np.uint64)
@@ -79,9 +78,8 @@ class MinHash:
         return float(np.count_nonzero(self.values == other.values)) / len(self.values)
 
 
-# The layout of the default threshold (HARVESTER_NEAR_DUPLICATE_THRESHOLD) and signature size,
-# worked out once: the integrals over some 600 layouts cost 10-20 ms of CPU in every crawl, as
-# much as the signatures of a dozen pages (tests/test_dedup.py checks that they still give it).
+# The default threshold's layout, worked out once: its integrals over some 600 layouts would cost
+# every crawl as much as a dozen pages' signatures (tests/test_dedup.py checks it still holds).
 _KNOWN_LAYOUTS = {(0.9, 128): (5, 25)}
 
 

@@ -32,7 +32,7 @@ _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 def _multipliers(size: int) -> np.ndarray:
     import numpy as np
 
-    # The standard library's generator: numpy.random's import costs 20-30 ms of every crawl.
+    # The standard library's generator: importing numpy.random would cost every crawl.
     rng = random.Random(_SEED + size)
     return np.array([rng.getrandbits(64) for _ in range(size + 1)], dtype=np.uint64)
 

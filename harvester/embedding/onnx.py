@@ -325,9 +325,8 @@ def _session(path: Path, threads: int | None) -> Any:
         options.intra_op_num_threads = int(threads)
         options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    # The memory pattern plans every intermediate tensor of the graph into one block per input
-    # shape; chunks come in all lengths, so it bought no speed here and cost ~125 MiB of peak
-    # (batch 16, bench/README.md).
+    # The memory pattern plans one block per input shape; chunks come in all lengths, so it only
+    # raised the peak.
     options.enable_mem_pattern = False
     # Idle pool threads would otherwise spin for a while after each call, on the cores the
     # crawl's extraction needs meanwhile.

@@ -28,10 +28,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Why groups of several batches: a batch is padded to its longest text, and one page's chunks
-# range from a heading line to the token limit. On the Flask docs, one page at a time (batches of
-# 16) makes the model compute 1.16x the tokens (1.28x the attention) of the same chunks sorted
-# across the whole crawl; groups of 8 batches, sorted together, 1.04x (bench/bench_padding.py).
+# A batch is padded to its longest text: 8 batches' chunks sorted together pad less than a page's.
 GROUP_BATCHES = 8
 
 Vector = Any  # one row of float32 (numpy); the index turns it into a list
@@ -131,7 +128,7 @@ class EmbeddingPipeline:
             else:
                 if self._threads and self._torch_here:
                     # torch's pool is process-wide; extraction runs beside it, so on few cores
-                    # fewer model threads can be faster (bench/README.md has the measurement).
+                    # fewer model threads can be faster.
                     import torch
 
                     torch.set_num_threads(self._threads)

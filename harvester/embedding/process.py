@@ -3,10 +3,10 @@
 Why a process: torch and ONNX Runtime release the GIL inside each operation and must take it
 back between operations. When the crawler's reactor thread is busy with pure-Python work
 (extraction, chunking, embedded Qdrant), every hand-back waits for the interpreter's switch
-interval: beside a thread that extracted pages without pause, the model ran at 0.16 of its own
-speed with two torch threads and at 0.7 with one. A child process has an interpreter to itself;
-only texts go in and float32 rows come out. In a real crawl of the Flask docs, extraction is a
-small share of the work and the thread was as fast (bench/README.md), so this is off by default.
+interval, so beside a thread that extracts pages without pause the model slows down several
+times. A child process has an interpreter to itself; only texts go in and float32 rows come out.
+In a crawl of docs pages extraction is a small share of the work and the thread is as fast, so
+this is off by default.
 
 ``concurrent.futures.ProcessPoolExecutor`` with one worker does the process management. The
 ``spawn`` start method is used because forking a process that already runs Twisted, torch and

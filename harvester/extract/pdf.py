@@ -13,8 +13,9 @@ import posixpath
 import re
 from urllib.parse import unquote, urlsplit
 
-from harvester.extract.convert import visible_text
-from harvester.extract.page import ExtractedPage, NoContent, _quality
+from harvester.extract.converters.conventions import visible_text
+from harvester.extract.page import ExtractedPage, NoContent
+from harvester.extract.quality import DEFAULT_MIN_CHARS, quality_score
 
 logger = logging.getLogger(__name__)
 # pypdf logs every oddity of a broken file; one line of ours says what became of it.
@@ -57,7 +58,7 @@ def is_pdf(content_type: str | None, body: bytes) -> bool:
     return media in GENERIC_TYPES or b"<" not in body[:at]
 
 
-def extract_pdf(body: bytes, url: str, *, min_chars: int = 80) -> ExtractedPage:
+def extract_pdf(body: bytes, url: str, *, min_chars: int = DEFAULT_MIN_CHARS) -> ExtractedPage:
     """The text of a PDF, page by page, as a degraded ``ExtractedPage``.
 
     Raises PdfUnreadable (encrypted with a password, or corrupt) and NoContent (``pdf_no_text``:
@@ -103,7 +104,7 @@ def extract_pdf(body: bytes, url: str, *, min_chars: int = 80) -> ExtractedPage:
         lang=lang,
         description=_metadata_field(metadata, "/Subject"),
         headings=[{"level": 2, "text": f"Page {number}"} for number, _ in sections],
-        quality=_quality(markdown, True),
+        quality=quality_score(markdown, True),
         degraded=True,
     )
 

@@ -18,7 +18,7 @@ and "Home / Usage" matches "Home / Reference" at the same place. Python's ``hash
 hashes live in one process (templates are not persisted).
 
 **Learning.** :class:`TemplateLearner` keeps, per host, the signatures of the first pages
-(``sample``, 8 by default; pages over ``SAMPLE_MAX_BYTES`` are not learned from, they wait for
+(``sample``, ``DEFAULT_SAMPLE`` by default; pages over ``SAMPLE_MAX_BYTES`` are not learned from, they wait for
 the template like the others) and then decides the host's :class:`Template` once: the texts and slots
 found on at least 70% of those pages (and on at least 3), and the positions that hold such a block
 on as many. A host with fewer pages is decided on what it has when the crawl runs out of pages
@@ -52,7 +52,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from harvester.extract.convert import remove_keep_tail
+from harvester.extract.rewrites import remove_keep_tail
 
 __all__ = ["SAMPLE_MAX_BYTES", "Block", "PageSignature", "Removal", "Template", "TemplateLearner", "learn",
            "page_blocks", "remove_template", "signature"]

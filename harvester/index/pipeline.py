@@ -36,9 +36,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Points per upsert. One page can hold thousands of chunks (the Python docs' changelog: 4,608);
-# written at once, their vectors as Python lists and the store's copies of them added 174 MiB to
-# the crawl's peak, against 43 MiB in slices of 256 (bench/README.md).
+# Points per upsert: one page can hold thousands of chunks, whose vectors as Python lists and the
+# store's copies, written at once, would raise the crawl's peak several times over a slice's.
 WRITE_BATCH = 256
 
 

@@ -1,7 +1,7 @@
 """Searching the collection: dense (the model), sparse (BM25) or both fused; results grouped by page
 or not. Scrapy-free.
 
-How a query is answered, and why (every setting tried is in bench/README.md):
+How a query is answered, and why (the settings compared are in bench/results/retrieval.json):
 
 1. **Candidates**: the ``depth`` best chunks by cosine similarity and the ``depth`` best by BM25,
    in one batch request to the store (``candidates``), narrowed by an optional scope (site, URL

@@ -5,10 +5,9 @@ a long page), from several threads. glibc's malloc keeps what is freed for reuse
 thread (up to eight per core), and, for large blocks, in the heap once its dynamic mmap threshold
 has grown past them. The process's resident memory then keeps the high-water mark of every large
 page it met. Two arenas and fixed thresholds bound it: blocks from 4 MiB on are mapped apart and
-given back when freed, and the heap keeps at most 16 MiB free at its top. A 1 MiB threshold for
-both bounded it a little more, at a high price: every block of 1-4 MiB (the text of a long page,
-its shingle arrays) became a fresh mapping zeroed page by page: 1.4 million page faults and
-4-14% of the CPU of a 495-page crawl (bench/README.md).
+given back when freed, and the heap keeps at most 16 MiB free at its top. A lower threshold
+would make every mid-sized block (the text of a long page, its shingle arrays) a fresh mapping,
+zeroed page by page, for little memory saved.
 """
 
 from __future__ import annotations
@@ -32,12 +31,8 @@ MMAP_THRESHOLD = 4 * 1024 * 1024
 TRIM_THRESHOLD = 16 * 1024 * 1024
 
 # The interpreter's youngest generation is collected every this many net allocations of container
-# objects (700 by default). A crawl allocates millions (tree proxies, Markdown pieces, link
-# strings, items), nearly all freed by reference counting soon after: at 700, the collector ran
-# some 300 times in a 70-page crawl of the Flask docs and walked whatever was young at each run,
-# 0.07-0.09 s of its CPU with the collections of the older generations it triggers; at 10,000 from
-# the commands' import on, 0.04-0.05 s, most of it in Scrapy's own imports before that
-# (bench/README.md). Garbage in reference cycles waits a little longer.
+# objects (700 by default): a crawl allocates millions, nearly all freed by reference counting
+# soon after, so frequent collections only walk live objects. Cycles wait a little longer.
 YOUNG_GC_THRESHOLD = 10_000
 
 # The environment variables glibc reads for the same parameters: a user's own choice wins.
@@ -50,9 +45,9 @@ def tune_malloc(arena_max: int = ARENA_MAX, mmap_threshold: int | None = MMAP_TH
     """Apply the settings above to this process's glibc malloc; the names of those applied (none
     on another C library, or where the environment sets them). ``mmap_threshold`` None keeps
     glibc's own (dynamic) thresholds: a model running in the process allocates and frees tens of
-    MiB per layer, and with a fixed 1 MiB threshold each of those became a fresh mapping, zeroed
-    page by page (the model ran at 0.70-0.85x its own speed in a crawl; bench/README.md); the
-    trim threshold is then glibc's too (setting either fixes both)."""
+    MiB per layer, and a fixed threshold makes each of those a fresh mapping, zeroed page by
+    page, which slows the model; the trim threshold is then glibc's too (setting either fixes
+    both)."""
     libc = _glibc()
     if libc is None:
         return []

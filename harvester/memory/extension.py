@@ -24,7 +24,7 @@ class MallocTuning:
     off, the backend torch) only the arenas are limited: the fixed threshold slows torch down
     (``harvester.memory.tune_malloc``); the embedding pipeline trims the heaps after each call of
     the model instead. ONNX Runtime keeps its tensors in an arena of its own, whose speed the
-    threshold does not change (bench/README.md).
+    threshold does not change.
 
     Settings: ``HARVESTER_MALLOC_TUNING``. The ``MALLOC_ARENA_MAX``, ``MALLOC_MMAP_THRESHOLD_`` and
     ``MALLOC_TRIM_THRESHOLD_`` environment variables, when set, win.

@@ -3,8 +3,8 @@
 Scrapy's own HTTP/1.1 handler for every plain request; the browser handler
 (``harvester.render.handler``, scrapy-playwright's) is imported and built with the first request
 to render. Scrapy imports every registered handler's module when the engine starts, and importing
-Playwright with scrapy-playwright took about 0.2 s of each crawl's start-up, though most crawls
-render no page at all.
+Playwright with scrapy-playwright would slow every crawl's start-up, though most crawls render no
+page at all.
 """
 
 from __future__ import annotations

@@ -12,10 +12,11 @@ challenge). Login walls and error pages never render, nor do responses that are 
 (authentication, rate limiting), transport failures and refused (SSRF) URLs: those never reach the
 decision, which only sees 2xx HTML responses. A page without scripts never renders: the browser
 would show the same page. Nor does a page of a static site generator whose HTML held content
-(``STATIC_GENERATORS``): what it shows is in its HTML, however low its quality score (an index of
-links, a short page). Nor, even where it reads as an app shell (a stub page whose sidebar outweighs
-its one line of text), does a page of a generator that writes every page whole
-(``SERVER_RENDERED``: Sphinx, MkDocs...): its scripts add search and highlighting, never text. The
+(one a generator profile of ``harvester.extract.profiles`` recognised): what it shows is in its
+HTML, however low its quality score (an index of links, a short page). Nor, even where it reads as
+an app shell (a stub page whose sidebar outweighs its one line of text), does a page of a generator
+that writes every page whole (its profile's ``writes_pages_whole``: Sphinx, MkDocs...): its scripts
+add search and highlighting, never text. The
 generator is known when the page's HTML held text (too little to keep, or menus only, too); a page
 whose HTML held none renders whatever it claims to be (a site may empty its pages and write them
 from a script), and so does an app shell of a prerendered JavaScript app (Docusaurus, VitePress,
@@ -29,32 +30,31 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from harvester.extract.classify import PageType, Verdict
+from harvester.extract.profiles import GeneratorProfile, profile_by_name
 from harvester.sites import SiteProfile
 
 
-# Generators (extraction profiles, ``harvester.extract.profiles``) whose pages are complete as
-# served: their scripts add search, theme switches and highlighting, never the text.
-STATIC_GENERATORS = frozenset({"sphinx", "mkdocs", "mdbook", "docbook", "hugo", "javadoc", "rustdoc",
-                               "gitbook", "docusaurus", "vitepress"})
-
-
-# Those of them that write every page whole, with no client-side framework that could render a
-# route of its own: a page of theirs is what its HTML holds, whatever the classifier makes of it.
-SERVER_RENDERED = STATIC_GENERATORS - {"gitbook", "docusaurus", "vitepress"}
-
-
-def _generator_family(generator: str | None) -> str:
-    return generator.split("-", 1)[0] if generator else ""
+def _generator_profile(generator: str | None) -> GeneratorProfile | None:
+    """The generator profile called ``generator`` (a page's ``generator``), None for none."""
+    if not generator:
+        return None
+    try:
+        return profile_by_name(generator)
+    except KeyError:
+        return None
 
 
 def is_static_generator(generator: str | None) -> bool:
-    """Whether ``generator`` (a profile name such as ``sphinx-rtd``) is a static site generator."""
-    return _generator_family(generator) in STATIC_GENERATORS
+    """Whether ``generator`` (a profile name such as ``sphinx-rtd``) is a static site generator: every
+    registered generator profile is one, its pages complete as served, their scripts adding search,
+    theme switches and highlighting, never the text."""
+    return _generator_profile(generator) is not None
 
 
 def is_server_rendered(generator: str | None) -> bool:
-    """Whether ``generator`` writes every page whole (``SERVER_RENDERED``)."""
-    return _generator_family(generator) in SERVER_RENDERED
+    """Whether ``generator`` writes every page whole (its profile's ``writes_pages_whole``)."""
+    profile = _generator_profile(generator)
+    return profile is not None and profile.writes_pages_whole
 
 
 def fallback_reason(profile: SiteProfile, verdict: Verdict, *, status: int, rendered: bool,

@@ -22,9 +22,9 @@ from scrapy.settings import SETTINGS_PRIORITIES
 
 from harvester.config.spec import PROFILE_SETTINGS, RENDER_MODES
 from harvester.sites.loader import (
-    Profile,
     ProfileError,
     ProfileMatcher,
+    SiteProfileFile,
     load_profiles,
 )
 from harvester.state import crawl_state
@@ -78,7 +78,7 @@ def shipped_profiles() -> list[tuple[str, str]]:
     )
 
 
-def check_site_profiles(settings: BaseSettings) -> list[Profile]:
+def check_site_profiles(settings: BaseSettings) -> list[SiteProfileFile]:
     """Load every profile the settings name; ProfileError names the file and key that is wrong."""
     return load_profiles(shipped_profiles(), settings.get("HARVESTER_SITE_PROFILES_DIR") or None)
 
@@ -133,7 +133,7 @@ class SiteProfiles:
         if profile.name is not None:
             self.served[host].add(profile.name)
 
-    def _resolve(self, profile: Profile | None) -> SiteProfile:
+    def _resolve(self, profile: SiteProfileFile | None) -> SiteProfile:
         values = dict(self._settings)
         if profile is not None:
             values["name"] = profile.name

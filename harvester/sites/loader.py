@@ -47,7 +47,7 @@ class ProfileError(ValueError):
 
 
 @dataclass(frozen=True)
-class Profile:
+class SiteProfileFile:
     """One profile file: its name, where it came from, what it matches and its checked keys."""
 
     name: str
@@ -82,7 +82,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def parse_profile(text: str, path: str, name: str, *, user: bool) -> Profile:
+def parse_profile(text: str, path: str, name: str, *, user: bool) -> SiteProfileFile:
     """Check one profile file's text; ProfileError names ``path`` and the key that is wrong."""
     try:
         data = tomllib.loads(text)
@@ -125,9 +125,9 @@ def parse_profile(text: str, path: str, name: str, *, user: bool) -> Profile:
         raise ProfileError(f"site profile {path}: match.url_patterns: invalid regex: {exc}") from exc
     if not (domains or prefixes or patterns):
         raise ProfileError(f"site profile {path}: match is empty: give domains, url_prefixes or url_patterns")
-    return Profile(name=name, path=path, user=user, values=values,
-                   domains=tuple(d.lower().rstrip(".") for d in domains),
-                   url_prefixes=tuple(_lower_origin(p) for p in prefixes), url_patterns=compiled)
+    return SiteProfileFile(name=name, path=path, user=user, values=values,
+                           domains=tuple(d.lower().rstrip(".") for d in domains),
+                           url_prefixes=tuple(_lower_origin(p) for p in prefixes), url_patterns=compiled)
 
 
 def _match_list(match: dict[str, Any], key: str, path: str) -> list[str]:
@@ -154,13 +154,13 @@ def _lower_origin(url: str) -> str:
     return f"{parts.scheme.lower()}://{netloc}{url[len(parts.scheme) + 3 + len(parts.netloc):]}"
 
 
-def load_profiles(shipped: Iterable[tuple[str, str]], user_dir: str | Path | None) -> list[Profile]:
+def load_profiles(shipped: Iterable[tuple[str, str]], user_dir: str | Path | None) -> list[SiteProfileFile]:
     """The shipped profiles (``(file name, text)`` pairs) and the ``*.toml`` files of ``user_dir``.
 
     A user file with the same name as a shipped one replaces it. Two profiles of the same origin
     that claim the same host or URL are an error: which one wins would be a guess.
     """
-    profiles: dict[str, Profile] = {}
+    profiles: dict[str, SiteProfileFile] = {}
     for filename, text in shipped:
         name = Path(filename).stem
         profiles[name] = parse_profile(text, f"harvester/sites/{filename}", name, user=False)
@@ -178,7 +178,7 @@ def load_profiles(shipped: Iterable[tuple[str, str]], user_dir: str | Path | Non
     return list(profiles.values())
 
 
-def _check_overlaps(profiles: Iterable[Profile]) -> None:
+def _check_overlaps(profiles: Iterable[SiteProfileFile]) -> None:
     claimed: dict[tuple[bool, str], str] = {}
     for profile in profiles:
         keys = [*profile.domains, *profile.url_prefixes, *(p.pattern for p in profile.url_patterns)]
@@ -191,11 +191,11 @@ def _check_overlaps(profiles: Iterable[Profile]) -> None:
 class ProfileMatcher:
     """Find the most specific profile for a URL."""
 
-    def __init__(self, profiles: Iterable[Profile]) -> None:
+    def __init__(self, profiles: Iterable[SiteProfileFile]) -> None:
         self.profiles = list(profiles)
-        self._hosts: dict[str, list[tuple[tuple[int, int, int], Profile]]] = {}
-        self._wildcards: list[tuple[str, tuple[int, int, int], Profile]] = []
-        self._urls: list[tuple[Any, tuple[int, int, int], Profile]] = []
+        self._hosts: dict[str, list[tuple[tuple[int, int, int], SiteProfileFile]]] = {}
+        self._wildcards: list[tuple[str, tuple[int, int, int], SiteProfileFile]] = []
+        self._urls: list[tuple[Any, tuple[int, int, int], SiteProfileFile]] = []
         for profile in self.profiles:
             origin = int(profile.user)
             for domain in profile.domains:
@@ -209,7 +209,7 @@ class ProfileMatcher:
             for pattern in profile.url_patterns:
                 self._urls.append((pattern, (3, len(pattern.pattern), origin), profile))
 
-    def match(self, url: str) -> Profile | None:
+    def match(self, url: str) -> SiteProfileFile | None:
         """The winning profile for ``url``, or None. Ties go to the file name that sorts first."""
         try:
             parts = urlsplit(url)
@@ -217,7 +217,7 @@ class ProfileMatcher:
             port = parts.port
         except ValueError:
             return None
-        candidates: list[tuple[tuple[int, int, int], Profile]] = []
+        candidates: list[tuple[tuple[int, int, int], SiteProfileFile]] = []
         candidates += self._hosts.get(host, [])
         if port:
             candidates += self._hosts.get(f"{host}:{port}", [])

@@ -67,11 +67,10 @@ class _HrefXPath:
     ``page.css(", ".join(selectors)).xpath("@href")`` gives.
 
     cssselect's XPath is a union of one descendant scan per selector, and libxml2 walks the tree
-    for each (Flask's 925 KB API page: 262 ms for the three lists, against 4-12 for an ordinary
-    page). Most selectors are another generator's and name a class the page never uses: only
-    those the page's class names allow are evaluated (one compiled XPath per set of selectors,
-    the first ``MAX_COMPILED`` kept), and those of a single compound are joined, per tag, into
-    one scan.
+    for each, which is slow on a large API page. Most selectors are another generator's and name
+    a class the page never uses: only those the page's class names allow are evaluated (one
+    compiled XPath per set of selectors, the first ``MAX_COMPILED`` kept), and those of a single
+    compound are joined, per tag, into one scan.
     """
 
     # A site's pages use a few sets; a hostile one could make a new set on every page.

@@ -1,13 +1,13 @@
 """Documentation-generator profiles.
 
-A :class:`Profile` names, for one generator (Sphinx theme, MkDocs, Docusaurus
+A :class:`GeneratorProfile` names, for one generator (Sphinx theme, MkDocs, Docusaurus
 ...), the element that holds the article and the chrome around or inside it:
 noise, breadcrumbs, prev/next pager, version switcher and table of contents,
 plus the markup of its admonitions and API signatures. Profiles are plain
 data (CSS selectors) and one small ``detect`` function each; the extractor
-(:mod:`harvester.extract.page`) applies them.
+(:mod:`harvester.extract.page`, :mod:`harvester.extract.cleaning`) applies them.
 
-Adding a generator: write ``profiles/<name>.py`` with one or more ``Profile``
+Adding a generator: write ``profiles/<name>.py`` with one or more ``GeneratorProfile``
 objects and list them in :data:`REGISTRY` below (specific profiles before the
 ones they refine, e.g. Sphinx themes before plain Sphinx).
 
@@ -20,9 +20,9 @@ elements, shared by all profiles through :class:`PageView`.
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile, Selector, compile_css
+from harvester.extract.profiles.base import GeneratorProfile, PageView, Selector, compile_css
 
-__all__ = ["GENERIC", "REGISTRY", "PageView", "Profile", "Selector", "compile_css", "detect_profile", "profile_by_name"]
+__all__ = ["GENERIC", "REGISTRY", "PageView", "GeneratorProfile", "Selector", "compile_css", "detect_profile", "profile_by_name"]
 
 from harvester.extract.profiles import (
     docbook,
@@ -40,7 +40,7 @@ from harvester.extract.profiles import (
 
 #: Detection order: the first profile whose generator prefix or ``detect``
 #: matches wins. Refinements (a Sphinx theme) come before their base.
-REGISTRY: list[Profile] = [
+REGISTRY: list[GeneratorProfile] = [
     *sphinx.PROFILES,
     *mkdocs.PROFILES,
     docusaurus.PROFILE,
@@ -55,10 +55,10 @@ REGISTRY: list[Profile] = [
 
 #: Used when no profile matches: generic main elements and the chrome of
 #: every known profile (the cleaner then keeps elements that hold prose).
-GENERIC: Profile = generic.build(REGISTRY)
+GENERIC: GeneratorProfile = generic.build(REGISTRY)
 
 
-def detect_profile(doc) -> Profile | None:
+def detect_profile(doc) -> GeneratorProfile | None:
     """The profile of the generator that produced this page, or None.
 
     ``doc`` is an lxml document (or any element of it) or a :class:`PageView`.
@@ -74,7 +74,7 @@ def detect_profile(doc) -> Profile | None:
     return None
 
 
-def profile_by_name(name: str) -> Profile:
+def profile_by_name(name: str) -> GeneratorProfile:
     """The registered profile called ``name`` (KeyError if none)."""
     for profile in REGISTRY:
         if profile.name == name:

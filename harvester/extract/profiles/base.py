@@ -15,7 +15,7 @@ from lxml.cssselect import CSSSelector
 
 
 @dataclass(frozen=True)
-class Profile:
+class GeneratorProfile:
     """How one documentation generator lays out a page.
 
     Every selector field is a tuple of CSS selectors. ``main`` is tried in
@@ -25,10 +25,15 @@ class Profile:
     whole page first), ``admonitions`` (rewritten to labelled blockquotes,
     their title found with ``admonition_titles``) and ``signatures`` (API
     entry signatures rewritten as code).
+
+    ``writes_pages_whole``: the generator writes every page complete into its HTML, with no
+    client-side framework that could render a route of its own (the render policy never sends such
+    a page to the browser). Every profile states it: it is what a new generator's author must know.
     """
     name: str
     detect: Callable[["PageView"], bool]
     main: tuple[str, ...]
+    writes_pages_whole: bool
     noise: tuple[str, ...] = ()
     breadcrumbs: tuple[str, ...] = ()
     pager: tuple[str, ...] = ()

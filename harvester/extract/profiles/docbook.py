@@ -7,7 +7,7 @@ with an ``h3.title`` (or a table when admon graphics are on).
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 _DIVISIONS = ("book", "part", "chapter", "appendix", "preface", "article", "refentry", "sect1", "section",
               "reference", "glossary", "index", "colophon", "set", "bibliography", "sect2", "simplesect")
@@ -17,9 +17,10 @@ def _detect(v: PageView) -> bool:
     return v.generated_by("docbook") or v.has_class("navheader", "navfooter")
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="docbook",
     detect=_detect,
+    writes_pages_whole=True,
     generators=("docbook",),
     # One comma list: the first division in document order, directly under
     # <body> or under one wrapper (some sites add a layout div).

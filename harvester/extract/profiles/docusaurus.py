@@ -6,16 +6,18 @@ updated); the pager is a sibling ``nav.pagination-nav``.
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _detect(v: PageView) -> bool:
     return v.generated_by("docusaurus") or v.has_id("__docusaurus") or v.has_class("theme-doc-markdown")
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="docusaurus",
     detect=_detect,
+    # A prerendered client-side app: a route may be client-only, its HTML a shell.
+    writes_pages_whole=False,
     generators=("docusaurus",),
     main=("div.theme-doc-markdown", "article div.markdown", "main article"),
     noise=("a.hash-link", "div.theme-doc-footer", "footer.theme-doc-footer", "a.theme-edit-this-page",

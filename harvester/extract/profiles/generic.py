@@ -8,7 +8,7 @@ such generic matches when they do not hold prose (see ``extract._holds_prose``).
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import Profile
+from harvester.extract.profiles.base import GeneratorProfile
 
 # Widget classes no particular generator owns.
 _COMMON_NOISE = ("a.anchorjs-link", "a.anchor-link", "button.copy-button", "div.copy-button",
@@ -30,11 +30,13 @@ def _union(profiles, attr: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def build(profiles) -> Profile:
+def build(profiles) -> GeneratorProfile:
     """The generic profile, derived from the registered ones."""
-    return Profile(
+    return GeneratorProfile(
         name="generic",
         detect=_never,
+        # No generator recognised: nothing is known of how its pages are written.
+        writes_pages_whole=False,
         main=("[itemprop=articleBody]",),
         noise=_COMMON_NOISE + _union(profiles, "noise"),
         pager=_union(profiles, "pager"),

@@ -7,16 +7,18 @@ Hints (``{% hint style="info" %}``) render as ``div.hint``/``.hints`` boxes
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _detect(v: PageView) -> bool:
     return v.generated_by("gitbook", "honkit") or v.has_class("book-summary", "markdown-section")
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="gitbook",
     detect=_detect,
+    # A prerendered client-side app: a route may be client-only, its HTML a shell.
+    writes_pages_whole=False,
     generators=("gitbook", "honkit"),
     main=("section.markdown-section", "div.page-inner section", "main"),
     noise=("div.book-header", "a.btn.pull-left", "div.gitbook-link", "a.page-edit-link",

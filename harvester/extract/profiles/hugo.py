@@ -6,7 +6,7 @@ Hugo writes ``<meta name="generator" content="Hugo 0.125.4">`` through
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _is_docsy(v: PageView) -> bool:
@@ -18,9 +18,10 @@ def _is_hugo(v: PageView) -> bool:
     return v.generated_by("hugo")
 
 
-DOCSY = Profile(
+DOCSY = GeneratorProfile(
     name="hugo-docsy",
     detect=_is_docsy,
+    writes_pages_whole=True,
     generators=("hugo",),
     main=("div.td-content", "main[role=main]"),
     noise=("a.td-heading-self-link", "div.td-page-meta", "div.td-page-meta__lastmod", "div.td-page-meta--lastmod",
@@ -33,9 +34,10 @@ DOCSY = Profile(
     admonition_titles=("h4.alert-heading", "div.alert-heading"),
 )
 
-HUGO = Profile(
+HUGO = GeneratorProfile(
     name="hugo",
     detect=_is_hugo,
+    writes_pages_whole=True,
     generators=("hugo",),
     main=("article.book-article", "article.markdown", "article.gdoc-markdown", "div#body-inner",
           "main article", "main"),

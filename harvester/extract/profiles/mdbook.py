@@ -6,7 +6,7 @@ The chapter is ``#content > main``; prev/next arrows are ``nav.nav-wrapper``
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _detect(v: PageView) -> bool:
@@ -14,9 +14,10 @@ def _detect(v: PageView) -> bool:
             or (v.has_id("mdbook-help-container", "menu-bar") and v.has_class("sidebar-scrollbox")))
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="mdbook",
     detect=_detect,
+    writes_pages_whole=True,
     generators=("mdbook",),
     main=("#content > main", "div.content > main", "main"),
     noise=("div.buttons", "button.clip-button", "div#menu-bar"),

@@ -5,7 +5,7 @@ MkDocs writes ``<meta name="generator" content="mkdocs-1.6.0, mkdocs-material-9.
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 _ADMONITION_TITLES = ("p.admonition-title", "summary")
 
@@ -19,9 +19,10 @@ def _is_mkdocs(v: PageView) -> bool:
     return v.generated_by("mkdocs")
 
 
-MATERIAL = Profile(
+MATERIAL = GeneratorProfile(
     name="mkdocs-material",
     detect=_is_material,
+    writes_pages_whole=True,
     generators=("mkdocs",),
     main=("article.md-content__inner", "div.md-content article", "div.md-content"),
     noise=("a.headerlink", "a.md-content__button", "button.md-clipboard", "aside.md-source-file",
@@ -36,9 +37,10 @@ MATERIAL = Profile(
     signatures=("div.doc-signature", "h2.doc-heading code", "dl.py > dt"),
 )
 
-PLAIN = Profile(
+PLAIN = GeneratorProfile(
     name="mkdocs",
     detect=_is_mkdocs,
+    writes_pages_whole=True,
     generators=("mkdocs",),
     # mkdocs theme: div.col-md-9[role=main]; readthedocs theme: div[role=main]
     # inside .rst-content.

@@ -6,16 +6,17 @@ keep their level). ``.rightside`` holds version badges and "Source" links.
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _detect(v: PageView) -> bool:
     return v.generated_by("rustdoc") or "rustdoc" in v.top_classes
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="rustdoc",
     detect=_detect,
+    writes_pages_whole=True,
     generators=("rustdoc",),
     main=("section#main-content", "main"),
     noise=("a.anchor", "span.rightside", "div.rightside", "button#copy-path", "span.out-of-band",

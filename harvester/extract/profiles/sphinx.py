@@ -7,7 +7,7 @@ docutils'), so detection relies on the assets every Sphinx page loads
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 # Chrome shared by all themes: permalink anchors, "[source]"-style back
 # links from viewcode pages, the search box and the docs' local TOC.
@@ -50,9 +50,10 @@ def _is_rtd(v: PageView) -> bool:
     return is_sphinx(v) and ("css/theme.css" in v.assets or v.has_class("wy-breadcrumbs", "rst-content"))
 
 
-FURO = Profile(
+FURO = GeneratorProfile(
     name="sphinx-furo",
     detect=_is_furo,
+    writes_pages_whole=True,
     generators=("sphinx",),
     main=("article[role=main]", "article#furo-main-content", "div.content > article"),
     noise=_NOISE + ("div.content-icon-container", "div.edit-this-page", "div.view-this-page",
@@ -64,9 +65,10 @@ FURO = Profile(
     signatures=_SIGNATURES,
 )
 
-PYDATA = Profile(
+PYDATA = GeneratorProfile(
     name="sphinx-pydata",
     detect=_is_pydata,
+    writes_pages_whole=True,
     generators=("sphinx",),
     main=("article.bd-article", "main#main-content", "div.bd-content"),
     noise=_NOISE + ("div.header-article-items", "div.bd-header-article", "footer.bd-footer-content",
@@ -80,9 +82,10 @@ PYDATA = Profile(
     signatures=_SIGNATURES,
 )
 
-RTD = Profile(
+RTD = GeneratorProfile(
     name="sphinx-rtd",
     detect=_is_rtd,
+    writes_pages_whole=True,
     generators=("sphinx",),
     main=("div[itemprop=articleBody]", "div.rst-content div[role=main]", "div.rst-content"),
     noise=_NOISE + ("div.wy-breadcrumbs-aside", "div.rst-footer-buttons", "div.wy-side-scroll"),
@@ -97,9 +100,10 @@ RTD = Profile(
     signatures=_SIGNATURES,
 )
 
-BASIC = Profile(
+BASIC = GeneratorProfile(
     name="sphinx",
     detect=is_sphinx,
+    writes_pages_whole=True,
     generators=("sphinx",),
     # basic layout: div.body[role=main] inside documentwrapper/bodywrapper;
     # some themes drop the role, very old ones only have div.document.

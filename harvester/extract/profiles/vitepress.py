@@ -6,16 +6,18 @@ updated, prev/next) and the outline aside are siblings. Custom containers
 """
 from __future__ import annotations
 
-from harvester.extract.profiles.base import PageView, Profile
+from harvester.extract.profiles.base import GeneratorProfile, PageView
 
 
 def _detect(v: PageView) -> bool:
     return v.generated_by("vitepress") or v.has_class("VPDoc", "vp-doc")
 
 
-PROFILE = Profile(
+PROFILE = GeneratorProfile(
     name="vitepress",
     detect=_detect,
+    # A prerendered client-side app: a route may be client-only, its HTML a shell.
+    writes_pages_whole=False,
     generators=("vitepress",),
     main=("div.vp-doc", "main.main"),
     noise=("a.header-anchor", "button.copy", "span.lang", "div.edit-info", "div.edit-link",

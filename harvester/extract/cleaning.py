@@ -1,0 +1,263 @@
+"""Cleaning the main element before conversion (Scrapy-free): generic chrome (landmarks, cookie
+banners, edit links, inline widgets), the generator profile's chrome and rewrites, noise attributes,
+and links made absolute. Generator-specific rules live in the profiles."""
+from __future__ import annotations
+
+import functools
+import re
+
+from lxml import etree
+
+from harvester.extract.metadata import absolute_url, collapse_space
+from harvester.extract.profiles import GeneratorProfile, compile_css
+from harvester.extract.rewrites import (
+    prepare_code,
+    remove_keep_tail,
+    rewrite_admonitions,
+    rewrite_signatures,
+    unwrap_heading_anchors,
+)
+from harvester.urls.links import BoundedCache, join_key, relative_to_page
+
+__all__ = ["DROP_TAGS", "absolutize_links", "prepare_main"]
+
+# Elements that never carry article text.
+DROP_TAGS = frozenset({
+    "script", "style", "noscript", "template", "nav", "button", "svg", "form", "iframe", "object",
+    "embed", "input", "select", "textarea", "canvas", "dialog", "link", "meta", "title", "head",
+})
+_DROP_ROLES = frozenset({"navigation", "search", "banner", "contentinfo", "complementary"})
+# A cookie/consent word next to a widget word ("cookie-banner",
+# "cookieconsent", "gdpr-notice") or a known consent vendor. A bare "cookies"
+# is not enough: Sphinx ids such as "requests.cookies.RequestsCookieJar" or
+# "set-cookie-options" name content about cookies.
+_COOKIE_RE = re.compile(
+    r"(?:cookie|consent|gdpr)[\w-]*?(?:banner|bar|notice|popup|pop-up|modal|notification|dialog|overlay"
+    r"|law|accept|alert|disclaimer|consent|window)"
+    r"|(?:banner|notice|popup|modal|dialog|overlay)[\w-]*?(?:cookie|consent|gdpr)"
+    r"|onetrust|cookiebot|\bcc-(?:window|banner)", re.I)
+_COOKIE_WORDS = ("cookie", "consent", "gdpr", "onetrust", "cc-")
+_COOKIE_HINT = re.compile("|".join(_COOKIE_WORDS), re.IGNORECASE)
+_EDIT_TEXTS = frozenset({
+    "edit this page", "edit on github", "edit on gitlab", "edit on bitbucket", "view page source",
+    "show source", "show page source", "improve this page", "suggest an edit", "edit page",
+    "view source", "report an issue",
+})
+_EDIT_WORDS = tuple(sorted({text.split()[0] for text in _EDIT_TEXTS}))
+# Inline chrome that must go before <span>s are unwrapped and code is
+# flattened (or its text would stay behind): line numbers, permalink and
+# copy widgets. Shared by many generators, so not tied to a profile.
+_INLINE_CHROME_CLASSES = frozenset({
+    "linenos", "lineno", "linenodiv", "headerlink", "copybtn", "md-clipboard", "hash-link",
+    "line-numbers-rows", "copy-button",
+})
+_NOISE_ATTRS = (
+    "class", "id", "title", "style", "role", "itemprop", "itemscope", "itemtype", "rel", "target",
+    "tabindex", "accesskey", "width", "height", "align", "valign", "border", "lang", "dir", "name",
+    "loading", "decoding", "hidden", "aria-hidden", "aria-label", "aria-labelledby", "aria-controls",
+    "aria-selected", "aria-expanded", "data-toggle", "data-target", "srcset", "sizes", "cellpadding",
+    "cellspacing", "frame", "rules", "summary", "headers", "scope", "translate", "spellcheck",
+)
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_HEADING_XPATH = etree.XPath("boolean(.//h1|.//h2|.//h3|.//h4|.//h5|.//h6)")
+# Inline wrappers with no Markdown meaning. Sphinx wraps every code token in a
+# <span>; unwrapping them in C halves the nodes the converter has to walk.
+_UNWRAP_TAGS = ("span", "font", "abbr", "bdi", "small", "big", "ins", "mark", "wbr", "data", "time")
+
+
+def prepare_main(main, base: str, rules: GeneratorProfile) -> None:
+    """Clean the main element in place and reduce it to what a converter
+    needs. Order matters: code is flattened first (removing most nodes of
+    highlighted pages cheaply), the profile's chrome and rewrites need the
+    classes of <span>s, and only then are inline spans unwrapped before the
+    per-element Python pass."""
+    _drop_inline_chrome(main)
+    prepare_code(main)
+    _drop_chrome(main, rules)
+    if rules.admonitions:
+        rewrite_admonitions(main, compile_css(rules.admonitions),
+                            compile_css(rules.admonition_titles) if rules.admonition_titles else None)
+    if rules.signatures:
+        rewrite_signatures(main, compile_css(rules.signatures))
+    unwrap_heading_anchors(main)
+    etree.strip_tags(main, *_UNWRAP_TAGS)
+    _clean(main)
+    # Converters read only a few attributes; fewer attributes make the
+    # fragment smaller to walk. Link titles are dropped on purpose: Sphinx's
+    # "(in Python v3.11)" intersphinx titles are noise.
+    etree.strip_attributes(main, *_NOISE_ATTRS)
+    absolutize_links(main, base)
+
+
+def _drop_inline_chrome(main) -> None:
+    # A Python pass over spans/cells beats an XPath with contains() here:
+    # libxml2 evaluates every predicate on each of thousands of code spans.
+    doomed = []
+    for el in main.iter("span", "td", "div", "a", "button"):
+        if el.tag == "button":
+            if any(anc.tag == "pre" for anc in el.iterancestors("pre")):
+                doomed.append(el)
+            continue
+        cls = el.get("class")
+        if cls and ("line" in cls or "link" in cls or "cop" in cls or "clip" in cls) \
+                and not _INLINE_CHROME_CLASSES.isdisjoint(cls.split()):
+            doomed.append(el)
+    for el in doomed:
+        el.drop_tree()
+
+
+def _drop_chrome(main, rules: GeneratorProfile) -> None:
+    """Remove the profile's noise, breadcrumbs, pager, version switcher and
+    TOC from the main element, keeping any match that holds prose."""
+    if not rules.chrome:
+        return
+    for el in compile_css(rules.chrome)(main):
+        if el is main or el.getparent() is None or _holds_prose(el):
+            continue
+        el.drop_tree()
+
+
+# Non-link text above this many characters is prose, not a widget label.
+_PROSE_CHARS = 200
+
+
+def _holds_prose(el) -> bool:
+    """Conservative guard for removals by class name, role or keyword: an
+    element that holds code, a data table, heading text or a paragraph's
+    worth of non-link text is content whatever it is called."""
+    if el.tag in _HEADINGS:
+        return any(c.isalnum() for c in el.text_content())
+    if el.tag == "a":
+        # Heading self-links: a pilcrow/hash/icon is chrome, words are the title.
+        in_heading = next(el.iterancestors(*_HEADINGS), None) is not None
+        return in_heading and any(c.isalnum() for c in el.text_content())
+    if el.find(".//pre") is not None or el.find(".//table") is not None:
+        return True
+    text = el.text_content()
+    if len(text) < _PROSE_CHARS:
+        return False
+    link_chars = sum(len(a.text_content()) for a in el.iter("a"))
+    return len(" ".join(text.split())) - link_chars >= _PROSE_CHARS
+
+
+def _clean(main) -> None:
+    """Drop generic chrome from the main element in place (text tails are
+    kept): elements that never hold text, heading-less header/footer/aside,
+    landmark roles, cookie banners and edit links."""
+    doomed = []
+    for el in main.iter():
+        tag = el.tag
+        if not isinstance(tag, str):  # comments, processing instructions
+            doomed.append(el)
+            continue
+        if tag in DROP_TAGS:
+            doomed.append(el)
+            continue
+        if tag in ("header", "footer", "aside") and not _HEADING_XPATH(el):
+            # Docusaurus keeps the h1 in a <header>: only heading-less ones are chrome.
+            if (tag != "aside" or _is_chrome_aside(el)) and not _holds_prose(el):
+                doomed.append(el)
+                continue
+        if el.get("role") in _DROP_ROLES and not _holds_prose(el):
+            doomed.append(el)
+            continue
+        classes = el.get("class")
+        element_id = el.get("id")
+        if ((classes and _mentions_cookies(classes)) or (element_id and _mentions_cookies(element_id))) \
+                and _is_cookie_banner(el, tag, classes):
+            doomed.append(el)
+            continue
+        if tag == "a":
+            # Spans are unwrapped already, so the direct text usually is the
+            # whole link text; avoid text_content() on hundreds of links.
+            text = el.text_content() if len(el) else (el.text or "")
+            if len(text) < 40 and _is_edit_text(text):
+                doomed.append(el)
+    for el in doomed:
+        if el is main:
+            continue
+        parent = el.getparent()
+        if parent is None:
+            continue  # already removed with an ancestor
+        if isinstance(el.tag, str):
+            el.drop_tree()
+        else:
+            remove_keep_tail(el)
+
+
+def _is_edit_text(text: str) -> bool:
+    # Words are never split by what collapse_space changes (whitespace, zero-width characters), so an edit
+    # text's first word is in the link text as it is: most links are told apart by that alone.
+    folded = text.casefold()
+    return any(word in folded for word in _EDIT_WORDS) and collapse_space(text).casefold() in _EDIT_TEXTS
+
+
+@functools.lru_cache(maxsize=4096)
+def _mentions_cookies(ident: str) -> bool:
+    """Whether a class or id attribute holds one of _COOKIE_WORDS: the cheap test every element
+    with either takes (half of a docs page's main element has one), once per distinct value
+    (class values repeat: "reference internal", "highlight-python"...). Neither holds a space,
+    so a match in "class id" is a match in one of them."""
+    return _COOKIE_HINT.search(ident) is not None
+
+
+def _is_cookie_banner(el, tag: str, classes: str | None) -> bool:
+    element_id = el.get("id")
+    if not classes and not element_id:
+        return False
+    ident = f"{classes or ''} {element_id or ''}"
+    # Every match holds one of _COOKIE_WORDS: most elements are told apart by one search for them
+    # (case-insensitive as _COOKIE_RE is) before the regex's lazy repetitions are tried.
+    if not _COOKIE_HINT.search(ident) or not _COOKIE_RE.search(ident):
+        return False
+    # Docutils sections get ids from their titles ("set-cookie-options"):
+    # a section about cookies is content, a banner has no section heading.
+    if tag in ("section", "article", "dl", "dt", "dd") or "section" in (classes or "").split():
+        return False
+    return not el.xpath(".//h1|.//h2|.//h3") and not _holds_prose(el)
+
+
+def _is_chrome_aside(el) -> bool:
+    # docutils renders ".. sidebar::" as <aside class="sidebar">: content.
+    classes = set((el.get("class") or "").split())
+    return not classes & {"sidebar", "topic", "admonition", "note", "warning", "footnote", "footnote-list"}
+
+
+def _joined(key: tuple[str, str]) -> str | None:
+    return absolute_url(*key)
+
+
+# Links resolved once per page directory and crawl, not once per anchor: a docs site's pages link
+# the same sidebar and API targets (58,000 joins for the 495 pages of the Python docs).
+_RESOLVED: BoundedCache[tuple[str, str], str | None] = BoundedCache(_joined)
+
+
+def absolutize_links(root, base: str) -> None:
+    # Only <a href> and <img src> reach the Markdown, so resolve just those
+    # instead of lxml's make_links_absolute (which also rewrites CSS/forms).
+    try:
+        directory = join_key(base)
+    except ValueError:
+        directory = base
+    for el in root.iter("a", "img"):
+        attr = "href" if el.tag == "a" else "src"
+        raw = el.get(attr)
+        if raw is None:
+            continue
+        val = raw.strip()
+        if not val or val.lower().startswith(("javascript:", "data:")):
+            del el.attrib[attr]
+            continue
+        if relative_to_page(val) or directory is base:
+            resolved = _RESOLVED((base, val))
+        else:
+            # The fragment does not take part in the join: "os.html#os.path.join" and the
+            # thousands of other anchors of a page resolve once.
+            target, hash_sign, fragment = val.partition("#")
+            resolved = _RESOLVED((directory, target))
+            if resolved is not None and fragment:
+                resolved += hash_sign + fragment
+        if resolved is None:
+            del el.attrib[attr]
+        elif resolved != raw:  # most links of a docs page point elsewhere, written out in full
+            el.set(attr, resolved)

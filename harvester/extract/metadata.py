@@ -1,0 +1,219 @@
+"""Page metadata read from the parsed document (Scrapy-free): title, language, description,
+canonical and base URL, breadcrumbs and headings."""
+from __future__ import annotations
+
+import json
+from itertools import islice
+from urllib.parse import urljoin
+
+from harvester.extract.main_element import Scan
+from harvester.extract.profiles import GeneratorProfile, compile_css
+from harvester.markdown.grammar import Line, classify_lines, heading
+
+__all__ = ["absolute_url", "base_url", "collapse_space", "element_headings", "markdown_headings", "page_metadata",
+           "profile_breadcrumbs", "scanned_breadcrumbs"]
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_TITLE_SEPARATORS = (" — ", " – ", " | ", " - ", " · ", " :: ", " » ")
+# Fallback breadcrumb containers for profiles that name none of their own.
+_GENERIC_CRUMBS = ("nav[aria-label=breadcrumb]", "nav[aria-label=Breadcrumb]", "nav[aria-label=breadcrumbs]",
+                   "nav[aria-label=Breadcrumbs]", "[itemtype$=BreadcrumbList]")
+
+
+def base_url(doc, url: str) -> str:
+    """The URL the page's relative links resolve against: its ``<base href>``, else ``url``."""
+    head = doc.find("head")
+    href = head.xpath("string(base/@href)").strip() if head is not None else ""
+    return (absolute_url(url, href) or url) if href else url
+
+
+# Zero-width characters that themes put in headings (VitePress's header anchors) are not whitespace
+# to str.split(), so they would keep an h1 from matching its <title>.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), " ")
+
+
+def collapse_space(s: str | None) -> str:
+    """``s`` with runs of whitespace and zero-width characters as one space, trimmed."""
+    return " ".join((s or "").translate(_INVISIBLE).split())
+
+
+def page_metadata(doc, url: str) -> dict:
+    """Title, language, description and canonical URL of the page (``breadcrumbs`` left empty)."""
+    # <title>, <meta> and <link> live in <head>: searching only there keeps
+    # this cheap on 1 MB API pages.
+    head = doc.find("head")
+    metas: dict[str, str] = {}
+    title_text = canonical = ""
+    if head is not None:
+        title_el = head.find("title")
+        title_text = collapse_space(title_el.text_content()) if title_el is not None else ""
+        for m in head.iter("meta"):
+            key = (m.get("name") or m.get("property") or m.get("http-equiv") or "").strip().lower()
+            if key and key not in metas and m.get("content"):
+                metas[key] = m.get("content").strip()
+        for ln in head.iter("link"):
+            if "canonical" in (ln.get("rel") or "").lower().split() and ln.get("href"):
+                canonical = ln.get("href").strip()
+                break
+    # Themes that set the site's name in an <h1> of their header put the page's own h1 second.
+    h1s = [collapse_space(el.text_content()).replace("¶", "").strip() for el in islice(doc.iter("h1"), 3)]
+    lang = (doc.get("lang") or doc.get("{http://www.w3.org/XML/1998/namespace}lang")
+            or metas.get("content-language") or metas.get("og:locale") or "").strip()
+    desc = metas.get("description") or metas.get("og:description") or metas.get("twitter:description")
+    return {
+        "title": _pick_title(title_text, h1s),
+        "lang": lang or None,
+        "description": collapse_space(desc) or None,
+        "canonical_url": absolute_url(url, canonical) if canonical else None,
+        "breadcrumbs": [],
+    }
+
+
+def _pick_title(title_text: str, h1s: list[str]) -> str:
+    """<title> minus the site suffix when the prefix is clearly the page name
+    (it matches one of the first h1s); otherwise the <title>, else the first h1."""
+    if title_text and h1s:
+        for sep in _TITLE_SEPARATORS:
+            if sep in title_text:
+                head = title_text.rsplit(sep, 1)[0].strip()
+                if head and any(head.casefold() == h1.casefold() for h1 in h1s):
+                    return head
+    return title_text or next((h1 for h1 in h1s if h1), "")
+
+
+def absolute_url(base: str, href: str) -> str | None:
+    """``href`` joined to ``base``; None when urljoin refuses it (a malformed IPv6 host)."""
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return None
+
+
+def profile_breadcrumbs(root, profile: GeneratorProfile | None) -> list[str]:
+    """Trail from schema.org JSON-LD, else the profile's breadcrumb markup,
+    else common breadcrumb containers."""
+    crumbs = _crumbs_jsonld(el for el in root.iter("script") if el.get("type") == "application/ld+json")
+    if crumbs:
+        return crumbs
+    selectors = (profile.breadcrumbs if profile else ()) + _GENERIC_CRUMBS
+    for sel in selectors:
+        for box in compile_css(sel)(root):
+            crumbs = _crumbs_microdata(box) if "BreadcrumbList" in (box.get("itemtype") or "") else []
+            crumbs = crumbs or _crumbs_html(box)
+            if crumbs:
+                return crumbs
+    return []
+
+
+def scanned_breadcrumbs(sc: Scan) -> list[str]:
+    """Breadcrumbs for pages without a profile main element: JSON-LD or
+    microdata, else the best-ranked breadcrumb-looking container."""
+    found = sc.crumbs
+    crumbs = _crumbs_jsonld(sc.scripts)
+    if crumbs:
+        return crumbs
+    for el in found:
+        if "BreadcrumbList" in (el.get("itemtype") or ""):
+            crumbs = _crumbs_microdata(el)
+            if crumbs:
+                return crumbs
+    boxes = sorted(((r, i, el) for i, el in enumerate(found) if (r := _crumb_rank(el)) is not None),
+                   key=lambda t: (t[0], t[1]))
+    for _, _, box in boxes:
+        crumbs = _crumbs_html(box)
+        if crumbs:
+            return crumbs
+    return []
+
+
+def _crumb_rank(el) -> int | None:
+    classes = set((el.get("class") or "").split())
+    if el.tag == "nav" and "breadcrumb" in (el.get("aria-label") or "").lower():
+        return 0
+    if classes & {"breadcrumbs", "breadcrumb"}:
+        return 1
+    return None
+
+
+def _crumbs_jsonld(scripts) -> list[str]:
+    for script in scripts:
+        try:
+            data = json.loads(script.text or "")
+        except (ValueError, TypeError):
+            continue
+        for obj in _walk_json(data):
+            if obj.get("@type") == "BreadcrumbList":
+                items = sorted((i for i in obj.get("itemListElement") or [] if isinstance(i, dict)),
+                               key=lambda i: i.get("position") or 0)
+                names = []
+                for i in items:
+                    name = i.get("name")
+                    if not name and isinstance(i.get("item"), dict):
+                        name = i["item"].get("name")
+                    if isinstance(name, str) and collapse_space(name):
+                        names.append(collapse_space(name))
+                if names:
+                    return names
+    return []
+
+
+def _walk_json(data):
+    if isinstance(data, dict):
+        yield data
+        for v in data.values():
+            yield from _walk_json(v)
+    elif isinstance(data, list):
+        for v in data:
+            yield from _walk_json(v)
+
+
+def _crumbs_microdata(lst) -> list[str]:
+    names = [collapse_space(n.text_content() or n.get("content")) for n in lst.xpath(".//*[@itemprop='name']")]
+    return [n for n in names if n]
+
+
+def _crumbs_html(box) -> list[str]:
+    items = [li for li in box.iter("li") if not _inner_li(li, box)] or list(box.iter("a"))
+    names = []
+    for li in items:
+        classes = set((li.get("class") or "").split())
+        # Sphinx's related bar mixes the trail with index/next/prev links
+        # (class "right"); RTD appends a "View page source" aside.
+        if classes & {"right", "wy-breadcrumbs-aside"}:
+            continue
+        text = collapse_space(li.text_content())
+        if not text:
+            # RTD's home crumb is an icon link with only an aria-label.
+            a = li if li.tag == "a" else li.find(".//a")
+            text = collapse_space(a.get("aria-label") or a.get("title")) if a is not None else ""
+        text = text.strip("»›>/|· ").strip()
+        if text:
+            names.append(text)
+    return names
+
+
+def _inner_li(li, box) -> bool:
+    for anc in li.iterancestors():
+        if anc is box:
+            return False
+        if anc.tag == "li":
+            return True
+    return False
+
+
+def element_headings(main) -> list[dict]:
+    out = []
+    for h in main.iter(*_HEADINGS):
+        text = collapse_space(h.text_content()).replace("¶", "").strip()
+        if text:
+            out.append({"level": int(h.tag[1]), "text": text})
+    return out
+
+
+def markdown_headings(md: str) -> list[dict]:
+    out = []
+    for line, kind in classify_lines(md.split("\n")):
+        found = heading(line) if kind is Line.TEXT else None
+        if found:
+            out.append({"level": found[0], "text": found[1].replace("\\", "")})
+    return out
