@@ -138,7 +138,7 @@ def questions() -> list[str]:
 
 def onnx_encoder():  # type: ignore[no-untyped-def]
     from harvester.embedding.onnx import default_cache_dir
-    from harvester.service.encoder import load_onnx_query_encoder
+    from harvester.embedding.query import load_onnx_query_encoder
 
     return load_onnx_query_encoder(DEFAULT_MODEL, str(default_cache_dir()))
 

@@ -95,7 +95,7 @@ class HarvesterAddon:
         settings.setdefault_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", HttpCompressionMiddleware, None)
         add("DOWNLOADER_MIDDLEWARES", "harvester.fetch.limits.BoundedHttpCompressionMiddleware", 590)
         # Response order runs from high to low: after decompression (590), before RetryMiddleware (550).
-        add("DOWNLOADER_MIDDLEWARES", "harvester.fetch.limits.EncodingFixMiddleware", 586)
+        add("DOWNLOADER_MIDDLEWARES", "harvester.fetch.encodingfix.EncodingFixMiddleware", 586)
         add("DOWNLOADER_MIDDLEWARES", "harvester.fetch.retryafter.RetryAfterMiddleware", 555)
         # Between RetryAfterMiddleware (555) and SSRFGuardMiddleware (560), below HttpProxyMiddleware
         # (750): the guard judges a request after its proxy pre-check, a fallback comes at the

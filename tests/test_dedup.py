@@ -389,7 +389,7 @@ def test_default_strip_matches_the_documented_families():
 
 def test_components_are_registered_in_order():
     settings = crawler_with().settings
-    from tests.test_components import components
+    from tests.components import components
 
     pipelines = components(settings, "ITEM_PIPELINES")
     from harvester.chunking.pipeline import ChunkingPipeline

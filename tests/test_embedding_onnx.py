@@ -197,7 +197,7 @@ def test_auto_runs_onnx_on_a_cpu_and_torch_where_the_export_cannot_stand_in(monk
     with_dense = variant("dense", **{"modules.json": dense})
     assert resolved(with_dense) == "torch"
     # The query encoder of `scrapy search` refuses it too: its queries would miss the Dense layer.
-    from harvester.service.encoder import load_onnx_query_encoder
+    from harvester.embedding.query import load_onnx_query_encoder
 
     assert load_onnx_query_encoder(with_dense, str(tmp_path / "query-cache")) is None
     assert not (tmp_path / "query-cache").exists()

@@ -174,7 +174,7 @@ def test_fast_query_encoder_matches_the_model(tmp_path):
     import_prerequisite("onnxruntime")
     from harvester.embedding.folder import DEFAULT_MODEL
     from harvester.embedding.models import load_embedder
-    from harvester.service.encoder import load_onnx_query_encoder
+    from harvester.embedding.query import load_onnx_query_encoder
 
     encoder = load_onnx_query_encoder(DEFAULT_MODEL, str(tmp_path / "onnx"))
     assert encoder is not None

@@ -21,7 +21,7 @@ Guarantees:
 
 Token counting is the expensive part.  With ``token_index`` (a tokenizer whose
 tokens never cross whitespace, such as BERT's WordPiece: see
-``harvester.embedding.models.ModelTokenizer``) the page is tokenized once: every
+``harvester.embedding.tokenizer.ModelTokenizer``) the page is tokenized once: every
 block, sentence, line and word the chunker measures is a stretch of the page
 cut at whitespace (or after a CJK full stop), and its count is the number of
 the page's tokens that start inside it (two binary searches in the index).  A

@@ -14,7 +14,8 @@ from scrapy.exceptions import NotConfigured
 from harvester.chunking.chunker import TextChunk, TokenCounter, TokenIndexer, chunk_markdown, tokenizer_counter
 from harvester.chunking.context import context_line, embedding_text, heading_paths
 from harvester.embedding.folder import is_local_model
-from harvester.embedding.models import backend_options, load_backend, load_model_tokenizer
+from harvester.embedding.models import backend_options, load_backend
+from harvester.embedding.tokenizer import load_model_tokenizer
 from harvester.exceptions import NoChunks
 from harvester.index.ids import chunk_point_id
 from harvester.report.cpu import stat_key, timed_call

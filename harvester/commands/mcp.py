@@ -39,9 +39,9 @@ class Command(ScrapyCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         # Imported here, as every command's heavy modules: Scrapy imports all command modules
         # for every command, crawls included.
-        from harvester.service.core import SearchService
-        from harvester.service.encoder import load_query_embedder
-        from harvester.service.mcp import loopback, serve
+        from harvester.embedding.query import load_query_embedder
+        from harvester.mcp_server.core import SearchService
+        from harvester.mcp_server.server import loopback, serve
 
         if args:
             raise UsageError("scrapy mcp takes no arguments")

@@ -77,8 +77,8 @@ class Command(ScrapyCommand):
     def _search(self, query: str, k: int, collection: str | None, mode: str,
                 group_by: str | None) -> list[dict[str, Any]]:
         # Imported here: Scrapy imports every command module for every command, crawls included.
+        from harvester.embedding.query import load_query_embedder
         from harvester.index.search import search
-        from harvester.service.encoder import load_query_embedder
 
         assert self.settings is not None
         settings = index_settings(self.settings)

@@ -344,7 +344,7 @@ def load_onnx_embedder(name: str, *, quantized: bool, cache_dir: str, threads: i
                        plain_tokenizer: Any = None) -> OnnxEmbedder:
     """Load (once per process) ``name`` with ONNX Runtime, exporting it into ``cache_dir`` first if
     needed. ``plain_tokenizer``: the model's ``tokenizers.Tokenizer`` when it counts as the model
-    does (``harvester.embedding.models.load_model_tokenizer``), else transformers' is loaded."""
+    does (``harvester.embedding.tokenizer.load_model_tokenizer``), else transformers' is loaded."""
     require_onnxruntime()
     location = resolve_model(name)
     if not os.path.isdir(location):

@@ -11,7 +11,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from harvester.service.core import SearchService, ServiceError
+from harvester.mcp_server.core import SearchService, ServiceError
 
 INSTRUCTIONS = (
     "Searches documentation that Harvester crawled. Use `search` with a natural-language question "

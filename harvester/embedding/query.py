@@ -27,7 +27,8 @@ def load_onnx_query_encoder(name: str, cache_dir: str, *, export: bool = True,
     """The fast query encoder of ``name``, or None when it cannot be had (the export would not
     compute the model's vectors, ``harvester.embedding.models.onnx_unfit``; no export and
     ``export`` off)."""
-    from harvester.embedding.models import load_model_tokenizer, onnx_unfit
+    from harvester.embedding.models import onnx_unfit
+    from harvester.embedding.tokenizer import load_model_tokenizer
 
     if onnx_unfit(name):
         return None

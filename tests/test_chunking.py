@@ -346,7 +346,8 @@ def test_the_model_tokenizer_alone_counts_as_the_loaded_model_does(tokenizer) ->
     """Chunking reads the tokenizer from the model folder without loading the model: its counts
     and limit must be the model's, on docs pages, CJK, accents and invisible characters."""
     from harvester.embedding.folder import DEFAULT_MODEL
-    from harvester.embedding.models import load_embedder, load_model_tokenizer
+    from harvester.embedding.models import load_embedder
+    from harvester.embedding.tokenizer import load_model_tokenizer
 
     light = load_model_tokenizer(DEFAULT_MODEL)
     assert light is not None
@@ -379,7 +380,7 @@ def test_the_model_tokenizer_alone_is_refused_where_the_model_would_tokenize_oth
     """transformers rebuilds a BERT normalizer from tokenizer_config.json where the two disagree:
     the folder's tokenizer alone would then count other tokens, so the model is loaded instead.
     Counts add up over runs only with BERT's normalizer (or none), pre-tokenizer and WordPiece."""
-    from harvester.embedding.models import load_model_tokenizer
+    from harvester.embedding.tokenizer import load_model_tokenizer
 
     def loaded(name: str, **changes: dict):
         folder = tmp_path / name
@@ -416,7 +417,7 @@ def _tokenizer_pair():
     import dataclasses
 
     from harvester.embedding.folder import DEFAULT_MODEL
-    from harvester.embedding.models import load_model_tokenizer
+    from harvester.embedding.tokenizer import load_model_tokenizer
 
     cached = load_model_tokenizer(DEFAULT_MODEL)
     assert cached is not None and cached.word_cache
@@ -463,7 +464,7 @@ def test_runs_end_at_every_space_separator_and_punctuation_mark_of_the_plane() -
     import re
     import unicodedata
 
-    from harvester.embedding.models import _run_pattern
+    from harvester.embedding.tokenizer import _run_pattern
 
     chars = [chr(code) for code in range(0x80, 0x10000)]
     spaces = "".join(c for c in chars if unicodedata.category(c) == "Zs")

@@ -1,0 +1,1 @@
+"""The MCP server (``scrapy mcp``) and the warm search core it answers from (Scrapy-free)."""

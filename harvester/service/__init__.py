@@ -1,1 +1,0 @@
-"""Search as a service: the MCP server's core (Scrapy-free)."""
