@@ -27,6 +27,7 @@ from harvester.config.types import (
 from harvester.embedding.folder import DEFAULT_MODEL
 from harvester.embedding.models import BACKENDS
 from harvester.items import EXPORTED_FIELDS
+from harvester.render.browser import RENDER_TIMEOUT_MS
 from harvester.urls.canonical import DEFAULT_STRIP_PARAMS
 from harvester.urls.rules import DEFAULT_SKIP_PATTERNS, check_css, compile_patterns
 
@@ -321,7 +322,7 @@ SPEC: tuple[Setting, ...] = (
             "Rendering", profile_key="wait_for"),
     Setting("HARVESTER_RENDER_DELAY", 0.0, SECONDS, "seconds to wait after that before reading the page",
             "Rendering", profile_key="delay_before_return_html"),
-    Setting("HARVESTER_RENDER_TIMEOUT_MS", 30000, Int(minimum=1, message="must be a positive integer "
+    Setting("HARVESTER_RENDER_TIMEOUT_MS", RENDER_TIMEOUT_MS, Int(minimum=1, message="must be a positive integer "
             "(milliseconds)"), "longest a page may take in the browser", "Rendering",
             profile_key="page_timeout_ms"),
     Setting("HARVESTER_PROCESS_IFRAMES", False, Bool(), "extract same-site iframes too, each under its title "
