@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from harvester.commands import settings_valid
 from harvester.commands.search import index_settings, open_settings_store
 from harvester.embedding.folder import ModelUnavailable
 from harvester.exceptions import StoreUnavailable
@@ -49,6 +50,8 @@ class Command(ScrapyCommand):
             raise UsageError(f"--host must be a loopback address (127.0.0.1, ::1), not {opts.host!r}")
         assert self.settings is not None
         settings = index_settings(self.settings)
+        if not settings_valid(self, settings):
+            return
         try:
             embedder = load_query_embedder(settings)
             store = open_settings_store(settings)
