@@ -489,15 +489,6 @@ def test_the_young_generation_is_collected_less_often_unless_someone_chose_other
                         "50000 5 5": ["False", "50000", "5", "5"], "0 10 10": ["False", "0", "10", "10"]}
 
 
-def test_the_project_settings_raise_the_young_threshold_before_any_command_loads():
-    import subprocess
-    import sys
-
-    code = "import gc, sys, harvester.settings; print(gc.get_threshold()[0], 'harvester.commands' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
-    assert done.stdout.split() == [str(YOUNG_GC_THRESHOLD), "False"]
-
-
 def test_openblas_spinning_is_left_alone_once_numpy_is_loaded():
     import os
     import subprocess

@@ -9,22 +9,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from harvester.config.checks import InvalidSettings, check_settings
-from harvester.memory import raise_young_gc_threshold
-from harvester.threads import quiet_blas_threads
 
 if TYPE_CHECKING:
     from scrapy.commands import ScrapyCommand
     from scrapy.settings import Settings
 
 logger = logging.getLogger(__name__)
-
-# Scrapy imports every command module of the project before it runs one, and before anything
-# imports NumPy: the earliest point of every `scrapy` process of Harvester's, Scrapyd's included.
-# (The project's settings module raises the threshold earlier still; this covers a process that
-# names other settings.)
-quiet_blas_threads()
-raise_young_gc_threshold()
-
 
 def effective_settings(settings: Settings) -> Settings:
     """Project settings with Harvester's add-on defaults under them, as a crawl would see them.

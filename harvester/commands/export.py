@@ -10,6 +10,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from harvester.commands import effective_settings, settings_valid
+from harvester.commands.startup import tune_process
 from harvester.exceptions import CollectionMismatch, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class Command(ScrapyCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         import os
 
+        tune_process()  # before the imports below load NumPy
         # Imported here: Scrapy imports every command module for every command, crawls included.
         from harvester.index.engines import open_store
         from harvester.index.export import export_collection

@@ -10,6 +10,7 @@ from scrapy.exceptions import UsageError
 
 from harvester.commands import settings_valid
 from harvester.commands.search import index_settings, open_settings_store
+from harvester.commands.startup import tune_process
 from harvester.embedding.folder import ModelUnavailable
 from harvester.exceptions import StoreUnavailable
 
@@ -38,6 +39,7 @@ class Command(ScrapyCommand):
         parser.add_argument("--port", type=int, default=8765, help="port for --http (8765)")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        tune_process()  # before the imports below load NumPy
         # Imported here, as every command's heavy modules: Scrapy imports all command modules
         # for every command, crawls included.
         from harvester.service.core import SearchService

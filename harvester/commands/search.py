@@ -10,6 +10,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from harvester.commands import settings_valid
+from harvester.commands.startup import tune_process
 from harvester.embedding.folder import ModelUnavailable
 from harvester.exceptions import CollectionMismatch, StoreUnavailable
 
@@ -66,6 +67,7 @@ class Command(ScrapyCommand):
             raise UsageError("give a query, e.g. scrapy search \"how do I add a route\"")
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
+        tune_process()
         assert self.settings is not None
         settings = index_settings(self.settings)
         if not settings_valid(self, settings):
