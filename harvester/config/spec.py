@@ -378,6 +378,9 @@ SPEC: tuple[Setting, ...] = (
             "report JSON goes (empty = none)", "Reporting", env="HARVESTER_REPORT_DIR"),
     Setting("LOG_LEVEL", "INFO", ValueType(), "Scrapy's log level (`DEBUG`, `INFO`, `WARNING`, `ERROR`)",
             "Reporting", env="HARVESTER_LOG_LEVEL", scrapy=True, process=True),
+    Setting("LOG_FORMATTER", "harvester.logformatter.HarvesterLogFormatter", ValueType(), "how Scrapy logs "
+            "what happens to items: Harvester's logs one line per dropped item (its URL and the reason), "
+            "not the item", "Reporting", scrapy=True),
     Setting("FEED_EXPORT_FIELDS", EXPORTED_FIELDS, TextList(), "the PageItem fields a feed shows (vectors and "
             "links are left out)", "Reporting", scrapy=True),
     Setting("FEED_EXPORT_ENCODING", "utf-8", Text(), "feed encoding", "Reporting", scrapy=True),
