@@ -17,6 +17,7 @@ from scrapy.extensions.throttle import AutoThrottle
 
 from harvester.cluster import apply_cluster_settings
 from harvester.config.checks import check_settings
+from harvester.config.components import setdefault_component
 from harvester.config.spec import defaults
 from harvester.exceptions import InvalidSettings
 
@@ -74,7 +75,7 @@ class HarvesterAddon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         def add(name: str, path: str, priority: int | None) -> None:
-            _setdefault_component(settings, name, path, priority)
+            setdefault_component(settings, name, path, priority)
 
         for name, value in DEFAULTS.items():
             settings.set(name, value, "addon")
@@ -135,18 +136,6 @@ class HarvesterAddon:
                 raise
 
 
-def _setdefault_component(settings: BaseSettings, name: str, path: str, priority: int | None) -> None:
-    """``settings.setdefault_in_component_priority_dict`` for a component named by its import path,
-    without importing it: left alone when the setting already names it, as a class or a path
-    (Scrapy's own method compares what it loads with the class it is given, never equal to a
-    path, so it would overwrite a user's ``None`` that turned the component off)."""
-    components = settings.getdict(name)
-    if any(_import_path(key) == path for key in components):
-        return
-    components[path] = priority
-    settings.set(name, components, settings.getpriority(name) or 0)
-
-
 def _drop_base_component(settings: BaseSettings, name: str, path: str) -> None:
     """Take a component that is off out of Scrapy's ``<name>_BASE``: Scrapy imports every
     component it lists to learn that it is off (the remote-control server imports aiohttp, a tenth
@@ -163,10 +152,6 @@ def _switched_on(settings: BaseSettings, name: str) -> bool:
         return settings.getbool(name)
     except ValueError:
         return True  # check_settings names the bad value
-
-
-def _import_path(component: Any) -> str:
-    return component if isinstance(component, str) else f"{component.__module__}.{component.__qualname__}"
 
 
 def _configure_browser(settings: BaseSettings) -> None:

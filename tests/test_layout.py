@@ -19,6 +19,7 @@ GLUE_MODULES = {
     "harvester.sites",  # SiteProfiles.from_crawler; the profile files are read by sites.loader
     "harvester.report.failures",  # names Scrapy's and Twisted's failures
     "harvester.render.download",  # the download handler that loads the browser handler on first use
+    "harvester.logformatter",  # Scrapy's LOG_FORMATTER
 }
 CORES_THAT_ARE_NOT_GLUE = {"harvester.spiders.navigation", "harvester.fetch.encoding"}
 

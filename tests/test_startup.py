@@ -1,9 +1,17 @@
 """Start-up: the young-generation GC threshold, the BLAS spin, the HTTP handler imported before
-the engine, and what the crawl command freezes."""
+the engine, and what the crawl command freezes: made by the commands that run, never by importing the
+project's settings or command modules."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 
 from harvester.memory import YOUNG_GC_THRESHOLD
+from harvester.threads import BLAS_THREAD_TIMEOUT
 from tests.crawl import REPO
 
 
@@ -63,15 +71,6 @@ def test_the_young_generation_is_collected_less_often_unless_someone_chose_other
         outcomes[threshold] = done.stdout.split()
     assert outcomes == {"700 10 10": ["True", str(YOUNG_GC_THRESHOLD), "10", "10"],
                         "50000 5 5": ["False", "50000", "5", "5"], "0 10 10": ["False", "0", "10", "10"]}
-
-
-def test_the_project_settings_raise_the_young_threshold_before_any_command_loads():
-    import subprocess
-    import sys
-
-    code = "import gc, sys, harvester.settings; print(gc.get_threshold()[0], 'harvester.commands' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
-    assert done.stdout.split() == [str(YOUNG_GC_THRESHOLD), "False"]
 
 
 def test_openblas_spinning_is_left_alone_once_numpy_is_loaded():
@@ -210,3 +209,25 @@ def test_the_crawl_command_freezes_start_up_and_leaves_the_last_collections_to_t
     assert sorted(page["title"] for page in pages) == ["guide", "index"]
     chunks = sum(len(page["chunks"]) for page in pages)
     assert chunks >= 2 and len(qdrant_points(tmp_path / "qdrant")) == chunks
+
+
+def python(code: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env,
+                          check=True)
+    return done.stdout.split()
+
+
+def test_importing_the_settings_and_the_commands_changes_nothing_in_the_process() -> None:
+    code = ("import gc, os, sys, importlib, pkgutil; threshold = gc.get_threshold(); import harvester.settings; "
+            "print('harvester.commands' in sys.modules); import harvester.commands; "
+            "[importlib.import_module(f'harvester.commands.{m.name}') "
+            "for m in pkgutil.iter_modules(harvester.commands.__path__)]; "
+            "print(gc.get_threshold() == threshold, os.environ.get('OPENBLAS_THREAD_TIMEOUT'))")
+    assert python(code) == ["False", "True", "None"]
+
+
+def test_a_command_tunes_its_process_before_numpy_loads() -> None:
+    code = ("import gc, os, sys; from harvester.commands.startup import tune_process; tune_process(); "
+            "print(gc.get_threshold()[0], os.environ.get('OPENBLAS_THREAD_TIMEOUT'), 'numpy' in sys.modules)")
+    assert python(code) == [str(YOUNG_GC_THRESHOLD), BLAS_THREAD_TIMEOUT, "False"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harvester.config.components import setdefault_component
 from harvester.exceptions import InvalidSettings
 
 if TYPE_CHECKING:
@@ -64,10 +65,8 @@ def apply_cluster_settings(settings: BaseSettings) -> None:
         },
     }.items():
         settings.set(name, value, "addon")
-    settings.setdefault_in_component_priority_dict(
-        "DOWNLOADER_MIDDLEWARES", "harvester.cluster.politeness.ClusterPolitenessMiddleware", 950
+    setdefault_component(
+        settings, "DOWNLOADER_MIDDLEWARES", "harvester.cluster.politeness.ClusterPolitenessMiddleware", 950
     )
     # Next to the engine: it sees a callback's output after every other spider middleware.
-    settings.setdefault_in_component_priority_dict(
-        "SPIDER_MIDDLEWARES", "harvester.cluster.frontier.LeaseAckMiddleware", 1
-    )
+    setdefault_component(settings, "SPIDER_MIDDLEWARES", "harvester.cluster.frontier.LeaseAckMiddleware", 1)

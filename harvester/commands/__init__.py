@@ -9,22 +9,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from harvester.config.checks import InvalidSettings, check_settings
-from harvester.memory import raise_young_gc_threshold
-from harvester.threads import quiet_blas_threads
 
 if TYPE_CHECKING:
     from scrapy.commands import ScrapyCommand
     from scrapy.settings import Settings
 
 logger = logging.getLogger(__name__)
-
-# Scrapy imports every command module of the project before it runs one, and before anything
-# imports NumPy: the earliest point of every `scrapy` process of Harvester's, Scrapyd's included.
-# (The project's settings module raises the threshold earlier still; this covers a process that
-# names other settings.)
-quiet_blas_threads()
-raise_young_gc_threshold()
-
 
 def effective_settings(settings: Settings) -> Settings:
     """Project settings with Harvester's add-on defaults under them, as a crawl would see them.
@@ -40,21 +30,26 @@ def effective_settings(settings: Settings) -> Settings:
     return merged
 
 
-def settings_problem(settings: Settings) -> str | None:
-    """What is wrong with ``settings`` as a crawl will see them (one line), or None."""
+def settings_problem(settings: Settings, with_defaults: bool = False) -> str | None:
+    """What is wrong with ``settings`` as a crawl will see them (one line), or None.
+    ``with_defaults``: the spec's defaults are already under them."""
     try:
-        check_settings(effective_settings(settings))
+        check_settings(settings if with_defaults else effective_settings(settings))
     except InvalidSettings as exc:
         return f"invalid setting: {exc}"
     return None
 
 
-def settings_valid(command: ScrapyCommand) -> bool:
-    """Check the command's settings as a crawl will see them; on a bad value, say so in one line
-    and set exit status 2. (The add-on checks every crawler too; this stops the command before a
-    crawler process starts, with the exit status a scheduler can tell from a failed crawl.)"""
+def settings_valid(command: ScrapyCommand, settings: Settings | None = None) -> bool:
+    """Check the command's settings as a crawl will see them (``settings``: the command's, with the
+    spec's defaults already under them); on a bad value, say so in one line and set exit status 2.
+    (The add-on checks every crawler too; this stops the command before a crawler process starts,
+    with the exit status a scheduler can tell from a failed crawl.)"""
     assert command.settings is not None
-    problem = settings_problem(command.settings)
+    if settings is None:
+        problem = settings_problem(command.settings)
+    else:
+        problem = settings_problem(settings, with_defaults=True)
     if problem is not None:
         fail(command, problem, exitcode=2)
         return False

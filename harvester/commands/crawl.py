@@ -6,23 +6,17 @@ unusable; a scheduler or CI running Harvester needs the failure in the exit stat
 
 from __future__ import annotations
 
-import gc
-import inspect
 import logging
-import sys
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from harvester.commands import fail, settings_problem
+from harvester.commands.startup import leave_to_exit, prepare_crawl, tune_process
 from harvester.spiders._base import HarvesterSpider
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Iterator
-    from types import FrameType
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -102,66 +96,17 @@ class Command(ScrapyCrawlCommand):
             return
         assert self.crawler_process is not None
         assert self.settings is not None
+        tune_process()
         spidercls = self.crawler_process.spider_loader.load(args[0])
         refusal = crawl_refusal(self.settings, spidercls, opts.spargs)
         if refusal is not None:
             fail(self, refusal, exitcode=2)
             return
-        _import_http_handler()
         crawler = self._create_crawler(spidercls)
-        # What start-up built (modules, classes, Scrapy's components: most of the objects alive
-        # in a crawl) lives as long as the process: frozen once the spider opens, it is no longer
-        # walked by every full collection (0.16 -> 0.04 s of a 49-page crawl's CPU). The few
-        # objects of garbage alive at that moment stay; the crawl's own garbage is collected.
-        crawler.signals.connect(_freeze_start_up, signal=signals.spider_opened, weak=False)
+        prepare_crawl(crawler)
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
         self.exitcode, error = crawl_outcome(crawler, self.crawler_process.bootstrap_failed)
         if error is not None:
             fail(self, error, exitcode=self.exitcode)
-        # The process ends after this: the interpreter's last collections would walk every object
-        # the crawl left alive (0.2 s of CPU after a 70-page crawl, about a tenth of its pages'
-        # work) only to free memory the exit frees anyway. Frozen, they are left to the exit.
-        # Nothing that matters is skipped: the feed, the index, the browser and the workers are
-        # closed when the spider closes, and atexit handlers still run.
-        gc.freeze()
-
-
-def _import_http_handler() -> None:
-    """Import Scrapy's HTTP/1.1 download handler (which scrapy-playwright's handler imports too)
-    before the engine starts, with ``inspect.stack()`` made cheap while it loads. Its modules define
-    three of Scrapy's deprecated-class aliases, and each calls ``inspect.stack()`` only to name the
-    module that defines it. The real one reads every frame's source and, for each frame without a
-    file (the import machinery's), scans all of ``sys.modules`` (python/cpython#92041). The import
-    cost a crawl 135-153 ms of CPU from here (177 from the engine's deeper stack), 47-67 with the
-    frames listed without their source."""
-    with _stack_without_source():
-        import scrapy.core.downloader.handlers.http11  # noqa: F401
-
-
-@contextmanager
-def _stack_without_source() -> Iterator[None]:
-    """``inspect.stack()`` listing the frames without reading their source files (what
-    ``context=0`` cannot skip: it still looks up each frame's module), for a block of start-up code
-    that runs in one thread."""
-    original = inspect.stack
-
-    def stack(context: int = 1) -> list[inspect.FrameInfo]:
-        frames = []
-        frame: FrameType | None = sys._getframe(1)
-        while frame is not None:
-            code = frame.f_code
-            frames.append(inspect.FrameInfo(frame, code.co_filename, frame.f_lineno, code.co_name, None, None,
-                                            positions=None))
-            frame = frame.f_back
-        return frames
-
-    inspect.stack = stack
-    try:
-        yield
-    finally:
-        inspect.stack = original
-
-
-def _freeze_start_up(spider: Spider) -> None:
-    gc.freeze()
+        leave_to_exit()

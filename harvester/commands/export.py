@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from harvester.commands import effective_settings
+from harvester.commands import effective_settings, settings_valid
+from harvester.commands.startup import tune_process
 from harvester.exceptions import CollectionMismatch, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class Command(ScrapyCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         import os
 
+        tune_process()  # before the imports below load NumPy
         # Imported here: Scrapy imports every command module for every command, crawls included.
         from harvester.index.engines import open_store
         from harvester.index.export import export_collection
@@ -52,6 +54,8 @@ class Command(ScrapyCommand):
             raise UsageError("give a target: --to-url, --to-path or --to-edge")
         assert self.settings is not None
         settings = effective_settings(self.settings)
+        if not settings_valid(self, settings):
+            return
         collection = opts.collection or settings.get("HARVESTER_QDRANT_COLLECTION")
         engine = opts.from_engine or settings.get("HARVESTER_QDRANT_ENGINE")
         path = settings.get("HARVESTER_QDRANT_PATH")
@@ -67,7 +71,8 @@ class Command(ScrapyCommand):
             if opts.to_edge and engine == "edge" and not url and os.path.abspath(opts.to_edge) == os.path.abspath(path):
                 return self._fail("the target is the source store")
             target = open_store(opts.to_url, opts.to_api_key,
-                                opts.to_path or opts.to_edge, "local" if opts.to_path else "edge")
+                                opts.to_path or opts.to_edge, "local" if opts.to_path else "edge",
+                                settings.getfloat("HARVESTER_QDRANT_WAIT"))
             try:
                 copied = export_collection(source, collection, target, opts.target_name)
             finally:

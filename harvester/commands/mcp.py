@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from harvester.commands import settings_valid
 from harvester.commands.search import index_settings, open_settings_store
+from harvester.commands.startup import tune_process
 from harvester.embedding.folder import ModelUnavailable
 from harvester.exceptions import StoreUnavailable
 
@@ -37,6 +39,7 @@ class Command(ScrapyCommand):
         parser.add_argument("--port", type=int, default=8765, help="port for --http (8765)")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        tune_process()  # before the imports below load NumPy
         # Imported here, as every command's heavy modules: Scrapy imports all command modules
         # for every command, crawls included.
         from harvester.embedding.query import load_query_embedder
@@ -49,6 +52,8 @@ class Command(ScrapyCommand):
             raise UsageError(f"--host must be a loopback address (127.0.0.1, ::1), not {opts.host!r}")
         assert self.settings is not None
         settings = index_settings(self.settings)
+        if not settings_valid(self, settings):
+            return
         try:
             embedder = load_query_embedder(settings)
             store = open_settings_store(settings)

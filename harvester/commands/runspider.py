@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from scrapy.commands.runspider import Command as ScrapyRunSpiderCommand
 
 from harvester.commands import settings_valid
+from harvester.commands.startup import tune_process
 
 if TYPE_CHECKING:
     import argparse
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
 
 class Command(ScrapyRunSpiderCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        tune_process()
         if not settings_valid(self):
             return
         super().run(args, opts)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from harvester.commands import settings_valid
+from harvester.commands.startup import tune_process
 from harvester.embedding.folder import ModelUnavailable
 from harvester.exceptions import CollectionMismatch, StoreUnavailable
 
@@ -65,8 +67,13 @@ class Command(ScrapyCommand):
             raise UsageError("give a query, e.g. scrapy search \"how do I add a route\"")
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
+        tune_process()
+        assert self.settings is not None
+        settings = index_settings(self.settings)
+        if not settings_valid(self, settings):
+            return
         try:
-            hits = self._search(" ".join(args), opts.k, opts.collection, opts.mode,
+            hits = self._search(settings, " ".join(args), opts.k, opts.collection, opts.mode,
                                 None if opts.group_by == "chunk" else "page")
         except (ModelUnavailable, SearchError) as exc:
             print(f"harvester: error: {exc}", file=sys.stderr)
@@ -74,14 +81,12 @@ class Command(ScrapyCommand):
             return
         print(json.dumps(hits, ensure_ascii=False, indent=1) if opts.json else format_hits(hits))
 
-    def _search(self, query: str, k: int, collection: str | None, mode: str,
+    def _search(self, settings: Settings, query: str, k: int, collection: str | None, mode: str,
                 group_by: str | None) -> list[dict[str, Any]]:
         # Imported here: Scrapy imports every command module for every command, crawls included.
         from harvester.embedding.query import load_query_embedder
         from harvester.index.search import search
 
-        assert self.settings is not None
-        settings = index_settings(self.settings)
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
         try:
             store = open_settings_store(settings, collection)

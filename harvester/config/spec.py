@@ -30,6 +30,7 @@ from harvester.extract.converters import DEFAULT_CONVERTER
 from harvester.extract.quality import DEFAULT_MIN_CHARS
 from harvester.extract.template import DEFAULT_SAMPLE
 from harvester.items import EXPORTED_FIELDS
+from harvester.render.browser import RENDER_TIMEOUT_MS
 from harvester.urls.canonical import DEFAULT_STRIP_PARAMS
 from harvester.urls.rules import DEFAULT_SKIP_PATTERNS, check_css, compile_patterns
 
@@ -324,7 +325,7 @@ SPEC: tuple[Setting, ...] = (
             "Rendering", profile_key="wait_for"),
     Setting("HARVESTER_RENDER_DELAY", 0.0, SECONDS, "seconds to wait after that before reading the page",
             "Rendering", profile_key="delay_before_return_html"),
-    Setting("HARVESTER_RENDER_TIMEOUT_MS", 30000, Int(minimum=1, message="must be a positive integer "
+    Setting("HARVESTER_RENDER_TIMEOUT_MS", RENDER_TIMEOUT_MS, Int(minimum=1, message="must be a positive integer "
             "(milliseconds)"), "longest a page may take in the browser", "Rendering",
             profile_key="page_timeout_ms"),
     Setting("HARVESTER_PROCESS_IFRAMES", False, Bool(), "extract same-site iframes too, each under its title "
@@ -380,6 +381,9 @@ SPEC: tuple[Setting, ...] = (
             "report JSON goes (empty = none)", "Reporting", env="HARVESTER_REPORT_DIR"),
     Setting("LOG_LEVEL", "INFO", ValueType(), "Scrapy's log level (`DEBUG`, `INFO`, `WARNING`, `ERROR`)",
             "Reporting", env="HARVESTER_LOG_LEVEL", scrapy=True, process=True),
+    Setting("LOG_FORMATTER", "harvester.logformatter.HarvesterLogFormatter", ValueType(), "how Scrapy logs "
+            "what happens to items: Harvester's logs one line per dropped item (its URL and the reason), "
+            "not the item", "Reporting", scrapy=True),
     Setting("FEED_EXPORT_FIELDS", EXPORTED_FIELDS, TextList(), "the PageItem fields a feed shows (vectors and "
             "links are left out)", "Reporting", scrapy=True),
     Setting("FEED_EXPORT_ENCODING", "utf-8", Text(), "feed encoding", "Reporting", scrapy=True),

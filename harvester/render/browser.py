@@ -16,6 +16,9 @@ import shlex
 import shutil
 from pathlib import Path
 
+# The longest a page may take in the browser, in milliseconds: HARVESTER_RENDER_TIMEOUT_MS's default.
+RENDER_TIMEOUT_MS = 30000
+
 SYSTEM_BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 NO_BROWSER = (
@@ -61,7 +64,7 @@ def _playwright_chromium() -> bool:
 
 
 def launch_options(executable: str, *, proxy: str | None = None, extra_args: list[str] | tuple[str, ...] = (),
-                   timeout_ms: int = 30000) -> dict[str, object]:
+                   timeout_ms: int = RENDER_TIMEOUT_MS) -> dict[str, object]:
     """``PLAYWRIGHT_LAUNCH_OPTIONS`` for a headless Chromium.
 
     ``--no-sandbox`` only as root: Chromium refuses to start a sandbox as root, and elsewhere the

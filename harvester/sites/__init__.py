@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
-from harvester.config.spec import PROFILE_SETTINGS, RENDER_MODES
+from harvester.config.spec import PROFILE_SETTINGS, RENDER_MODES, SETTINGS
+from harvester.config.types import Bool, Float, Int, Optional
 from harvester.sites.loader import (
     ProfileError,
     ProfileMatcher,
@@ -45,28 +46,33 @@ PROFILE_KEYS: dict[str, str | None] = {**PROFILE_SETTINGS, "allow": None, "deny"
 _DEFAULTS_PRIORITY = SETTINGS_PRIORITIES["addon"]
 
 
+# Each profile key's default: its setting's, from the spec.
+_DEFAULTS: dict[str, Any] = {key: SETTINGS[name].default for key, name in PROFILE_SETTINGS.items()}
+
+
 @dataclass(frozen=True)
 class SiteProfile:
-    """What a crawl does on one site, every key resolved (defaults, profile, overrides)."""
+    """What a crawl does on one site, every key resolved (defaults, profile, overrides). Built bare,
+    it is what a crawl with Harvester's defaults uses on a site without a profile."""
 
     name: str | None = None  # the profile's file stem, None when no profile matched
-    render: str = "auto"
-    wait_until: str = "load"
-    wait_for: str | None = None
-    delay_before_return_html: float = 0.0
-    page_timeout_ms: int = 30000
-    process_iframes: bool = False
-    locale: str | None = None
-    timezone_id: str | None = None
-    user_agent: str | None = None
-    fallback_enabled: bool = True
-    fallback_on_empty: bool = True
-    fallback_on_blocked: bool = False
-    content_selector: str | None = None
+    render: str = _DEFAULTS["render"]
+    wait_until: str = _DEFAULTS["wait_until"]
+    wait_for: str | None = _DEFAULTS["wait_for"]
+    delay_before_return_html: float = _DEFAULTS["delay_before_return_html"]
+    page_timeout_ms: int = _DEFAULTS["page_timeout_ms"]
+    process_iframes: bool = _DEFAULTS["process_iframes"]
+    locale: str | None = _DEFAULTS["locale"]
+    timezone_id: str | None = _DEFAULTS["timezone_id"]
+    user_agent: str | None = _DEFAULTS["user_agent"]
+    fallback_enabled: bool = _DEFAULTS["fallback_enabled"]
+    fallback_on_empty: bool = _DEFAULTS["fallback_on_empty"]
+    fallback_on_blocked: bool = _DEFAULTS["fallback_on_blocked"]
+    content_selector: str | None = _DEFAULTS["content_selector"]
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
-    download_delay: float | None = None
-    template_learning: bool = True
+    download_delay: float | None = _DEFAULTS["download_delay"]
+    template_learning: bool = _DEFAULTS["template_learning"]
 
 
 def shipped_profiles() -> list[tuple[str, str]]:
@@ -145,17 +151,21 @@ class SiteProfiles:
 
 
 def _from_settings(settings: BaseSettings) -> dict[str, Any]:
-    """Each profile key's value from its setting, converted to the field's type."""
+    """Each profile key's value from its setting, read as the spec types it (booleans always, the
+    others when set)."""
     values: dict[str, Any] = {}
-    for key, name in PROFILE_KEYS.items():
-        if name is not None and settings.get(name) not in (None, ""):
+    for key, name in PROFILE_SETTINGS.items():
+        value_type = SETTINGS[name].type
+        if isinstance(value_type, Optional):
+            value_type = value_type.inner
+        if isinstance(value_type, Bool):
+            values[key] = settings.getbool(name)
+        elif settings.get(name) in (None, ""):
+            continue
+        elif isinstance(value_type, Float):
+            values[key] = settings.getfloat(name)
+        elif isinstance(value_type, Int):
+            values[key] = settings.getint(name)
+        else:
             values[key] = settings.get(name)
-    for key in ("process_iframes", "fallback_enabled", "fallback_on_empty", "fallback_on_blocked",
-                "template_learning"):
-        values[key] = settings.getbool(PROFILE_KEYS[key])  # type: ignore[arg-type]
-    for key in ("delay_before_return_html", "download_delay"):
-        if key in values:
-            values[key] = settings.getfloat(PROFILE_KEYS[key])  # type: ignore[arg-type]
-    if "page_timeout_ms" in values:
-        values["page_timeout_ms"] = settings.getint("HARVESTER_RENDER_TIMEOUT_MS")
     return values

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from harvester.index.engines.edge import EdgeStore, edge_collections
+from harvester.index.engines.edge import DEFAULT_WAIT, EdgeStore, edge_collections
 from harvester.index.store import Store, StoreUnavailable, local_mode_collections, open_client
 
 ENGINES = ("edge", "local")
 
 
 def open_store(url: str | None, api_key: str | None, path: str, engine: str = "edge",
-               wait: float = 60.0) -> Store:
+               wait: float = DEFAULT_WAIT) -> Store:
     """The store at ``url`` (a server) or ``path`` (embedded, by ``engine``)."""
     if engine == "edge" and not url:
         return EdgeStore(path, wait=wait)

@@ -18,6 +18,7 @@ from typing import Any
 
 import qdrant_edge as edge
 
+from harvester.config.spec import SETTINGS
 from harvester.index.engines.lease import Lease, LeaseTimeout
 from harvester.index.store import (
     SPARSE_VECTOR,
@@ -36,6 +37,8 @@ logger = logging.getLogger(__name__)
 CONFIG_FILE = "edge_config.json"
 # Filtered deletes (re-crawls) and search filters (site, section) use these.
 INDEXED_KEYS = ("metadata.source_url", "metadata.domain", "metadata.section")
+# How long an operation waits for another process to give the folder up, unless told.
+DEFAULT_WAIT: float = SETTINGS["HARVESTER_QDRANT_WAIT"].default
 # How often an idle holder checks whether another process is waiting for the folder.
 YIELD_CHECK = 0.1
 
@@ -70,7 +73,7 @@ class EdgeStore:
 
     engine = "edge"
 
-    def __init__(self, path: str | Path, wait: float = 60.0) -> None:
+    def __init__(self, path: str | Path, wait: float = DEFAULT_WAIT) -> None:
         self.path = Path(path)
         self.root = edge_root(path)
         self.where = str(self.root)
