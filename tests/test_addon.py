@@ -89,7 +89,17 @@ def test_each_pipeline_switches_off(component, toggle):
 
 
 def test_invalid_pipeline_settings_disable_with_a_reason():
-    with pytest.raises(NotConfigured, match="BATCH_SIZE"):
-        build_from_crawler(EmbeddingPipeline, crawler_with(HARVESTER_EMBEDDING_BATCH_SIZE=0))
+    # A bad batch size stops the crawl in the settings check; it never turns embedding off silently.
+    from scrapy.settings import Settings
+
+    from harvester.config.checks import check_settings
+    from harvester.config.spec import SPEC
+    from harvester.exceptions import InvalidSettings
+
+    settings = Settings({setting.name: setting.default for setting in SPEC})
+    settings.set("HARVESTER_EMBEDDING_BATCH_SIZE", 0)
+    with pytest.raises(InvalidSettings, match="HARVESTER_EMBEDDING_BATCH_SIZE"):
+        check_settings(settings)
+    assert build_from_crawler(EmbeddingPipeline, crawler_with(HARVESTER_EMBEDDING_BATCH_SIZE=0))
     with pytest.raises(NotConfigured, match="needs vectors"):
         build_from_crawler(IndexPipeline, crawler_with(HARVESTER_EMBEDDING_ENABLED=False))
