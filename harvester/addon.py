@@ -44,8 +44,7 @@ PIPELINES = (
     ("harvester.dedup.pipeline.BoilerplatePipeline", 250),
 )
 # Pipelines left out while the setting switches them off: Scrapy imports a component to learn
-# that it is off. Qdrant's client costs seconds of CPU and ~75 MB, which a crawl without the index
-# need not pay; the embedding pipeline's process pool and multiprocessing, a few ms of every crawl.
+# that it is off, and Qdrant's client and the process pool are costly imports.
 SWITCHED_PIPELINES = {INDEX_PIPELINE: "HARVESTER_INDEX_ENABLED", EMBEDDING_PIPELINE: "HARVESTER_EMBEDDING_ENABLED"}
 # Scrapy's extensions that listen on a port, off by default (harvester.config.spec), by the
 # setting that switches each on.

@@ -248,8 +248,7 @@ SPEC: tuple[Setting, ...] = (
             "Chunking and embedding", env="HARVESTER_EMBEDDING_BACKEND"),
     Setting("HARVESTER_ONNX_CACHE_DIR", None, Optional(Text(words="directory")), "where the ONNX exports of the "
             "model are written once and reused (unset: `~/.cache/harvester/onnx`)", "Chunking and embedding"),
-    # 16, not 64: a batch of 64 full chunks adds ~330 MiB of activations to the peak, 16 adds ~110,
-    # at the same throughput on a CPU (bench/README.md, bench_embed_batch.py).
+    # 16, not 64: larger batches add activation memory without adding throughput on a CPU.
     Setting("HARVESTER_EMBEDDING_BATCH_SIZE", 16, POSITIVE, "chunks per model batch, across pages (each "
             "chunk of a batch adds memory while it is embedded: about 7 MiB for a full chunk of the "
             "default model)", "Chunking and embedding"),
@@ -357,7 +356,7 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_PROXY_MODE", "none", Text(words="mode"), "`none`, `fallback` (direct first, the proxy "
             "after a network error, timeout, 403, 429 or 5xx) or `proxy` (always)", "Proxies",
             env="HARVESTER_PROXY_MODE"),
-    # Memory: what a long crawl holds at its peak (bench/README.md, docs/performance.md).
+    # Memory: what a long crawl holds at its peak (docs/performance.md).
     Setting("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 1_000_000, POSITIVE, "bytes of responses held between their "
             "download and the end of their pages' pipelines; past it, downloads wait (each waiting page holds "
             "its parsed tree; Scrapy's default is 5 MB)", "Memory", scrapy=True),

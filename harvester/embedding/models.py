@@ -92,8 +92,8 @@ BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
 
 def resolve_backend(name: str, backend: str, device: str | None = None, onnx_cache: str | None = None) -> str:
     """The backend that ``backend`` stands for: itself, or for ``auto`` ``onnx`` (the fp32 export
-    on ONNX Runtime: the same vectors, no torch in the process, a 40% lower peak and a little
-    faster on CPUs, bench/README.md) when it computes what the torch model computes on this
+    on ONNX Runtime: the same vectors, no torch in the process, a lower peak and a little
+    faster on CPUs) when it computes what the torch model computes on this
     machine's CPU, else ``torch`` (a GPU, another device asked for, a model ONNX cannot stand in for)."""
     if backend != "auto":
         return backend

@@ -36,12 +36,10 @@ _PIECES_PER_BATCH = 32
 def _run_pattern() -> re.Pattern[str]:
     """The pattern of runs, with one capturing group around the whole match (``split`` returns the
     runs between the gaps). Built on first use: finding the spaces and punctuation of the Basic
-    Multilingual Plane costs 10-15 ms (more when every code point's category was read; regex
-    classes now leave the letters and digits out in C first), which a command that chunks nothing
-    need not pay. Only that plane: a class reaching past it makes the regex several times slower
+    Multilingual Plane is costly, which a command that chunks nothing need not pay. Only that plane: a class reaching past it makes the regex several times slower
     (a run holding rarer punctuation is then counted whole, still exactly)."""
-    # The plane but its surrogates (neither spaces nor punctuation), decoded at once: a string per
-    # code point (chr) was a third of the 22 ms this took.
+    # The plane but its surrogates (neither spaces nor punctuation), decoded at once rather than a
+    # chr() per code point.
     codes = array("H", range(0x80, 0xD800))
     codes.extend(range(0xE000, 0x10000))
     plane = codes.tobytes().decode("utf-16-le" if sys.byteorder == "little" else "utf-16-be")
@@ -58,8 +56,8 @@ def _run_pattern() -> re.Pattern[str]:
 _ASCII_WORDS = re.compile(r"[A-Za-z0-9]+|[!-/:-@\[-`{-~]")
 _WORD_CACHE_SIZE = 200_000
 _RUNS_PER_BATCH = 1024  # runs encoded by one tokenizer call: a few encodings alive at once
-# Characters of a page cut into words at once: the parts of a 2 MB changelog page, all at once,
-# were some 700,000 strings (tens of MB at the crawl's peak).
+# Characters of a page cut into words at once, so that a very long page never holds all its word
+# strings together.
 _SEGMENT_CHARS = 16_384
 _WHITESPACE = re.compile(r"[ \t\n\r]")
 
@@ -100,7 +98,7 @@ class ModelTokenizer:
     additive: bool = False
     # Text may be cut into runs (``_run_pattern``) and each distinct run's count looked up once
     # per crawl (``token_index``): the tokenizer builds a whole encoding (ids, tokens, masks,
-    # offsets) per call, about 20 ms of CPU for a long docs page, where counts per run are enough.
+    # offsets) per call, costly on a long docs page, where counts per run are enough.
     # Set for a BERT normalizer (or none), BERT pre-tokenizer and WordPiece model: the same tokens.
     word_cache: bool = False
     lowercase: bool = False
@@ -225,7 +223,7 @@ def load_model_tokenizer(name: str) -> ModelTokenizer | None:
     if config.get("do_lower_case"):
         return None
     # The components' own attributes, not the whole tokenizer written out as JSON and read back
-    # (vocabulary included: 15-35 ms of every crawl's first page).
+    # (vocabulary included, a cost on every crawl's first page).
     normalizer = tokenizer.normalizer
     bert_normalizer = _component_type(normalizer) == "BertNormalizer"
     if bert_normalizer:

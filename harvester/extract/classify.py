@@ -215,7 +215,7 @@ class Signals:
     def read(cls, doc: lxml.html.HtmlElement, html: str | bytes) -> Signals:
         # One walk of the tree for every element the rules count, in document order: lxml walks
         # the whole tree for each iter() whose tag the page has (for the first match too, as it
-        # looks ahead for the next), a few ms each on a 1 MB API page.
+        # looks ahead for the next), which is slow on a large API page.
         title_el = h1_el = None
         has_scripts = empty_mount = False
         noscripts: list[str] = []

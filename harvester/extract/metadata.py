@@ -40,7 +40,7 @@ def collapse_space(s: str | None) -> str:
 def page_metadata(doc, url: str) -> dict:
     """Title, language, description and canonical URL of the page (``breadcrumbs`` left empty)."""
     # <title>, <meta> and <link> live in <head>: searching only there keeps
-    # this cheap on 1 MB API pages.
+    # this cheap on large API pages.
     head = doc.find("head")
     metas: dict[str, str] = {}
     title_text = canonical = ""

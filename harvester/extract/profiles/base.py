@@ -65,9 +65,8 @@ class Selector:
     """CSS matching tuned for profile selectors.
 
     lxml's CSSSelector turns every comma-separated selector into its own
-    XPath traversal with a contains(concat(...)) test per element: about
-    1-2 ms per selector on a 20k-node API page, 30 ms for a profile's chrome
-    list. Profile selectors are simple and name their tag (``div.body``,
+    XPath traversal with a contains(concat(...)) test per element, slow on a
+    large API page and slower still for a profile's chrome list. Profile selectors are simple and name their tag (``div.body``,
     ``dl.py > dt``), so they are parsed with cssselect's own parser and
     matched in Python during one ``iter()`` over just those tag names (a
     C-level filter), comparing class-token sets. Anything else (untagged,
@@ -227,7 +226,7 @@ def _attrib_test(node) -> Callable:
 
 # Elements that may carry a framework's DOM marker (wrapper classes and ids).
 # Highlighted code, links and paragraphs never do, and skipping them keeps
-# the marker pass cheap on 1 MB API pages.
+# the marker pass cheap on large API pages.
 _MARKER_TAGS = ("html", "body", "div", "main", "article", "nav", "section", "aside", "header", "footer",
                 "ul", "ol")
 
