@@ -40,7 +40,7 @@ from harvester.extract.template import (
     signature,
 )
 from harvester.items import PageItem
-from harvester.meta import DONT_EXTRACT, LINKS, RENDER_FALLBACK, RENDER_HTTP_ITEM, TEMPLATE_SAMPLE
+from harvester.meta import LINKS, RENDER_FALLBACK, RENDER_HTTP_ITEM, TEMPLATE_SAMPLE, is_page_request
 from harvester.recrawl.extension import Recrawl
 from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
 from harvester.render.middleware import Renderer
@@ -169,7 +169,7 @@ class ExtractionMiddleware:
         return (
             (isinstance(response, HtmlResponse) or self._is_pdf(response))
             and 200 <= response.status < 300
-            and not response.meta.get(DONT_EXTRACT)
+            and is_page_request(response)
         )
 
     def _within_budget(self) -> bool:
