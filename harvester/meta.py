@@ -39,11 +39,13 @@ TEMPLATE_SAMPLE = "harvester_template_sample"
 
 
 class _HasMeta(Protocol):
-    meta: Mapping[str, Any]
+    @property
+    def meta(self) -> Mapping[str, Any]: ...
 
 
 def is_page_request(request: _HasMeta) -> bool:
-    """A request for a page: not robots.txt, not a sitemap, not a guessed location."""
+    """A request for a page: not robots.txt, not a sitemap, not a guessed location. A response
+    answers for its request (``response.meta`` is the request's)."""
     meta = request.meta
     return not (meta.get(DONT_EXTRACT) or meta.get(PROBE) or meta.get(ROBOTS_TXT))
 

@@ -80,9 +80,9 @@ def test_a_crawl_timed_out_while_its_spider_opens_is_stopped_once_it_runs(tmp_pa
 
     from scrapy.utils.defer import deferred_from_coro
 
-    from harvester.extract.middleware import ExtractionMiddleware
+    from harvester.extract.template_hold import TemplateHold
 
-    opened = ExtractionMiddleware._spider_opened
+    opened = TemplateHold._spider_opened
 
     def slowly_opened(self, spider):  # type: ignore[no-untyped-def]
         async def later() -> None:
@@ -90,11 +90,11 @@ def test_a_crawl_timed_out_while_its_spider_opens_is_stopped_once_it_runs(tmp_pa
             opened(self, spider)
         return deferred_from_coro(later())
 
-    monkeypatch.setattr(ExtractionMiddleware, "_spider_opened", slowly_opened)
+    monkeypatch.setattr(TemplateHold, "_spider_opened", slowly_opened)
     with SiteServer(routes=chain_site()) as server:
         with pytest.raises(CrawlTimeout, match=r"Spider closed \(shutdown\)"):
             crawl("docs", server.url + "docs/p1.html", tmp_path / "slow", settings=NO_EMBEDDING, timeout=1)
-        monkeypatch.setattr(ExtractionMiddleware, "_spider_opened", opened)
+        monkeypatch.setattr(TemplateHold, "_spider_opened", opened)
         result = crawl("docs", server.url + "docs/p1.html", tmp_path / "again", settings=NO_EMBEDDING)
     assert result.returncode == 0, result.output[-3000:]
     assert result.items

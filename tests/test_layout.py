@@ -20,6 +20,8 @@ GLUE_MODULES = {
     "harvester.report.failures",  # names Scrapy's and Twisted's failures
     "harvester.render.download",  # the download handler that loads the browser handler on first use
     "harvester.logformatter",  # Scrapy's LOG_FORMATTER
+    "harvester.extract.template_hold",  # the extraction middleware's held pages: signals, requests
+    "harvester.extract.outcome",  # the extraction middleware's stats, signals and browser requests
 }
 CORES_THAT_ARE_NOT_GLUE = {"harvester.spiders.navigation", "harvester.fetch.encoding"}
 

@@ -227,18 +227,18 @@ def test_a_page_prepared_after_the_template_was_decided_is_not_walked_for_learni
     paths = list(pages)
     response = _responder(pages)
     host = host_key(BASE + "/")
-    learning = middleware._prepare(response(paths[-1]))
+    learning = middleware._hold.prepare(response(paths[-1]))
     assert learning.blocks and learning.signature is not None  # still learning: walked
-    for path in paths[:middleware._learner.sample]:
-        middleware._learner.observe(host, path, middleware._prepare(response(path)).signature)
-    template = middleware._learner.template(host)
+    for path in paths[:middleware._hold.learner.sample]:
+        middleware._hold.learner.observe(host, path, middleware._hold.prepare(response(path)).signature)
+    template = middleware._hold.learner.template(host)
     assert template
 
-    late = middleware._prepare(response(paths[-1]))
+    late = middleware._hold.prepare(response(paths[-1]))
     assert late.doc is not None and late.signals is not None
     assert late.blocks is None and late.signature is None  # nothing left to learn from it
-    _, page, _, _, removal, _ = middleware._classify_and_extract(late.response, False, template, late)
-    _, reference, _, _, _, _ = middleware._classify_and_extract(response(paths[-1]), False, template, None)
+    _, page, _, _, removal, _ = middleware._extractor.classify_and_extract(late.response, False, template, late)
+    _, reference, _, _, _, _ = middleware._extractor.classify_and_extract(response(paths[-1]), False, template, None)
     assert removal.blocks and page.markdown == reference.markdown
     assert "licensed under CC BY 4.0" not in page.markdown
 
@@ -261,14 +261,14 @@ def test_a_page_too_long_to_learn_from_waits_for_the_template_of_the_others_and_
         stored = {}
         for path in [first, long_page, others[0]]:
             assert await middleware._extract(response(path)) == []  # all wait for the template
-        assert middleware._learner.template(host) is None  # two pages learned from, not three
+        assert middleware._hold.learner.template(host) is None  # two pages learned from, not three
         for output in await middleware._extract(response(others[1])):
             stored[output.url] = output.markdown
         return stored
 
     stored = asyncio.run(crawl())
     assert middleware.crawler.stats.get_value("harvester/template/too_long_to_learn") == 1
-    assert middleware._learner.template(host)
+    assert middleware._hold.learner.template(host)
     assert sorted(stored) == sorted(BASE + path for path in (first, long_page, *others[:2]))
     assert len(stored[BASE + long_page]) > SAMPLE_MAX_BYTES // 2
     for markdown in stored.values():
