@@ -15,7 +15,12 @@ from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
 from harvester.exceptions import InvalidStartUrl
-from harvester.urls.canonical import DEFAULT_STRIP_PARAMS, canonical_url, compile_strip_params, page_key
+from harvester.urls.canonical import (
+    DEFAULT_STRIP_PARAMS,
+    canonical_url,
+    compile_strip_params,
+    page_key,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
