@@ -9,7 +9,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import scrapy
 from parsel.selector import create_root_node
@@ -26,6 +26,7 @@ from harvester.meta import LINKS, RENDER_HTTP_ITEM
 from harvester.report.failures import describe_failure
 from harvester.sites import RENDER_MODES, SiteProfiles
 from harvester.urls.canonical import ServedForms
+from harvester.urls.hosts import host_name
 from harvester.urls.links import (
     BoundedCache,
     LinkTarget,
@@ -125,7 +126,7 @@ class HarvesterSpider(scrapy.Spider):
         }
         self._profile_patterns: dict[tuple[str, ...], list[re.Pattern[str]]] = {}
         # OffsiteMiddleware compares host names without ports.
-        self.allowed_domains = [urlsplit(self.start_url).hostname or ""]
+        self.allowed_domains = [host_name(self.start_url)]
         self._seen: set[str] = set()
         self.served_forms = ServedForms()
         # Each distinct link is worked out once per crawl (harvester.urls.links).

@@ -21,6 +21,7 @@ from harvester.urls.canonical import (
     compile_strip_params,
     page_key,
 )
+from harvester.urls.hosts import host_key
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -70,13 +71,6 @@ def scope_prefix(url: str) -> str:
     if path.endswith("/"):
         return path
     return posixpath.dirname(path).rstrip("/") + "/"
-
-
-def host_key(url: str) -> str:
-    """Host and port as compared for scope (``example.com:8080``), lower-cased."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    return f"{host}:{parts.port}" if parts.port else host
 
 
 def in_scope(url: str, start: str) -> bool:
@@ -164,7 +158,7 @@ class UrlRules:
 
     @staticmethod
     def host_key(url: str) -> str:
-        """The site of ``url`` (``host_key``)."""
+        """The site of ``url`` (``harvester.urls.hosts.host_key``)."""
         return host_key(url)
 
     @staticmethod
