@@ -8,8 +8,8 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 
 from harvester.spiders.links import PageLinkExtractor
 from harvester.spiders.site import SiteSpider
+from harvester.urls.hosts import host_key
 from harvester.urls.links import BoundedCache, join_key, plain_host, without_fragment
-from harvester.urls.rules import host_key
 from tests.conftest import doc_root
 from tests.test_spiders import html_response, make_spider
 

@@ -220,7 +220,7 @@ def _responder(pages: dict[str, str]):
 def test_a_page_prepared_after_the_template_was_decided_is_not_walked_for_learning_yet_cleaned():
     # Pages queue behind a long page in the extraction worker, each sent to be prepared while
     # the template was still learning; by the time one is prepared the sample may be full.
-    from harvester.urls.rules import host_key
+    from harvester.urls.hosts import host_key
 
     middleware = _middleware()
     pages = site.pages()

@@ -16,9 +16,10 @@ from twisted.internet.error import DNSLookupError
 
 from harvester.exceptions import RequestRefused
 from harvester.guard.resolver import REFUSED_HOSTS, installed_resolver
-from harvester.guard.rules import AllowList, GuardError, request_host, url_refusal
+from harvester.guard.rules import AllowList, GuardError, url_refusal
 from harvester.meta import is_reported_request
 from harvester.signals import host_refused, page_skipped
+from harvester.urls.hosts import host_name
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -59,7 +60,7 @@ class SSRFGuardMiddleware:
 
     def process_request(self, request: Request) -> None:
         reason = url_refusal(request.url, self.allow)
-        host = request_host(request.url)
+        host = host_name(request.url)
         if reason is None and host in REFUSED_HOSTS:
             reason = REFUSED_HOSTS[host][1]
         if reason is not None:
@@ -69,12 +70,12 @@ class SSRFGuardMiddleware:
         if response.url != request.url:
             reason = url_refusal(response.url, self.allow)
             if reason is not None:
-                self._refuse(request, response.url, request_host(response.url), reason)
+                self._refuse(request, response.url, host_name(response.url), reason)
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
         if isinstance(exception, (CannotResolveHostError, DNSLookupError)):
-            host = request_host(request.url)
+            host = host_name(request.url)
             if host in REFUSED_HOSTS:
                 self._refuse(request, request.url, host, REFUSED_HOSTS[host][1])
 

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from harvester.urls.hosts import host_name
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -201,7 +203,7 @@ def url_refusal(url: str, allow: AllowList) -> str | None:
     scheme = parts.scheme.lower()
     if scheme not in ALLOWED_SCHEMES:
         return "scheme"
-    host = parts.hostname
+    host = host_name(url)
     if not host:
         return "invalid_url"
     port = port or default_port(scheme)
@@ -211,11 +213,3 @@ def url_refusal(url: str, allow: AllowList) -> str | None:
     if allow.allows_address(address, port):
         return None
     return address_refusal(address)
-
-
-def request_host(url: str) -> str:
-    """The host of ``url`` as the guard reports it (lower-cased, no brackets)."""
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return ""

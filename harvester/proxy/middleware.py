@@ -36,9 +36,10 @@ from twisted.internet.interfaces import IResolutionReceiver
 from zope.interface import provider
 
 from harvester.guard.resolver import REFUSED_HOSTS, installed_resolver
-from harvester.guard.rules import AllowList, parse_ip, request_host, url_refusal
+from harvester.guard.rules import AllowList, parse_ip, url_refusal
 from harvester.meta import PROXIED, PROXY_FALLBACK
 from harvester.proxy import ProxySettingsError, proxy_settings
+from harvester.urls.hosts import host_name
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -128,7 +129,7 @@ class ProxyModeMiddleware:
     def process_exception(self, request: Request, exception: Exception) -> Request | None:
         if isinstance(exception, IgnoreRequest) or not isinstance(exception, self.retry_exceptions):
             return None  # refusals, robots.txt and other decisions are not network failures
-        if request_host(request.url) in REFUSED_HOSTS:
+        if host_name(request.url) in REFUSED_HOSTS:
             return None  # a DNS error that is really the guard's refusal
         return self._fallback(request, "timeout" if isinstance(exception, _TIMEOUTS) else "network_error")
 
@@ -139,7 +140,7 @@ class ProxyModeMiddleware:
         stats = self.crawler.stats
         stats.inc_value("harvester/proxy/fallback")
         stats.inc_value(f"harvester/proxy/fallback/{reason}")
-        host = request_host(request.url)
+        host = host_name(request.url)
         if host not in self._fallback_hosts:
             self._fallback_hosts.add(host)
             logger.info("Direct request to %s failed (%s): trying again through the proxy %s "
@@ -153,7 +154,7 @@ class ProxyModeMiddleware:
         to refused addresses (the guarded resolver records those in REFUSED_HOSTS)."""
         if url_refusal(url, self.allow) is not None:
             return False
-        host = request_host(url)
+        host = host_name(url)
         if host in REFUSED_HOSTS:
             return False
         if parse_ip(host) is not None or host in self._unresolvable or not is_reactor_installed():

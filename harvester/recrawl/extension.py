@@ -18,7 +18,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from harvester.recrawl.state import StoredPage, prune_candidates
-from harvester.urls.rules import canonical_url
+from harvester.urls.rules import UrlRules
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -61,6 +61,8 @@ class Recrawl:
         if not settings.getbool("HARVESTER_RECRAWL_ENABLED"):
             raise NotConfigured
         self.crawler = crawler
+        # Stored pages are keyed by the URLs extraction stored, canonical under the crawl's rules.
+        self.url_rules = UrlRules.from_crawler(crawler)
         self.pages: dict[str, StoredPage] = {}
         self.chunk_ids: set[str] = set()
         # Content hashes of the pages reached unchanged, so a copy of one at another URL is still
@@ -111,10 +113,10 @@ class Recrawl:
 
     # Everyone's side.
     def stored(self, url: str) -> StoredPage | None:
-        return self.pages.get(canonical_url(url))
+        return self.pages.get(self.url_rules.canonical(url))
 
     def reach(self, url: str) -> None:
-        self.reached.add(canonical_url(url))
+        self.reached.add(self.url_rules.canonical(url))
 
     def mark_unchanged(self, url: str) -> None:
         """A stored page reached without fetching its content (304, sitemap lastmod)."""
@@ -124,7 +126,7 @@ class Recrawl:
             self.unchanged_hashes.setdefault(page.content_hash, page.url)
 
     def mark_gone(self, url: str) -> None:
-        key = canonical_url(url)
+        key = self.url_rules.canonical(url)
         if key in self.pages:
             self.gone.add(key)
 

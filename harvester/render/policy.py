@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from harvester.extract.classify import PageType, Verdict
 from harvester.extract.profiles import GeneratorProfile, profile_by_name
 from harvester.sites import SiteProfile
+from harvester.urls.hosts import host_key
 
 
 def _generator_profile(generator: str | None) -> GeneratorProfile | None:
@@ -97,12 +97,12 @@ class RenderLearner:
     _direct: set[str] = field(default_factory=set)
 
     def fetched_over_http(self, url: str) -> None:
-        self._fetched[_host(url)] += 1
+        self._fetched[host_key(url)] += 1
 
     def needed_browser(self, url: str) -> bool:
         """Count a page of ``url``'s host that the browser turned into content; True when this
         makes the host browser-direct."""
-        host = _host(url)
+        host = host_key(url)
         self._needed[host] += 1
         needed = self._needed[host]
         if (self.learn_after > 0 and host not in self._direct and needed >= self.learn_after
@@ -112,11 +112,7 @@ class RenderLearner:
         return False
 
     def direct(self, url: str) -> bool:
-        return _host(url) in self._direct
-
-
-def _host(url: str) -> str:
-    return urlsplit(url).netloc.lower()
+        return host_key(url) in self._direct
 
 
 def context_name(profile: SiteProfile) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harvester.config.spec import PROFILE_SETTINGS, SETTINGS
+from harvester.urls.hosts import host_name
 from harvester.urls.rules import compile_patterns
 
 logger = logging.getLogger(__name__)
@@ -212,11 +213,10 @@ class ProfileMatcher:
     def match(self, url: str) -> SiteProfileFile | None:
         """The winning profile for ``url``, or None. Ties go to the file name that sorts first."""
         try:
-            parts = urlsplit(url)
-            host = (parts.hostname or "").rstrip(".")
-            port = parts.port
+            port = urlsplit(url).port
         except ValueError:
             return None
+        host = host_name(url).rstrip(".")
         candidates: list[tuple[tuple[int, int, int], SiteProfileFile]] = []
         candidates += self._hosts.get(host, [])
         if port:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harvester.sites import SiteProfiles
-from harvester.urls.rules import host_key
+from harvester.urls.hosts import host_key
 
 if TYPE_CHECKING:
     from scrapy import Request

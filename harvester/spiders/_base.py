@@ -9,7 +9,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import scrapy
 from parsel.selector import create_root_node
@@ -25,12 +25,8 @@ from harvester.extract.parser import HtmlTreeParser
 from harvester.meta import LINKS, RENDER_HTTP_ITEM
 from harvester.report.failures import describe_failure
 from harvester.sites import RENDER_MODES, SiteProfiles
-from harvester.urls.canonical import (
-    ServedForms,
-    canonical_url,
-    compile_strip_params,
-    page_key,
-)
+from harvester.urls.canonical import ServedForms
+from harvester.urls.hosts import host_name
 from harvester.urls.links import (
     BoundedCache,
     LinkTarget,
@@ -39,9 +35,9 @@ from harvester.urls.links import (
     without_fragment,
 )
 from harvester.urls.rules import (
+    UrlRules,
     check_css,
     compile_patterns,
-    in_scope,
     is_pdf_url,
     url_allowed,
     validate_start_url,
@@ -130,7 +126,7 @@ class HarvesterSpider(scrapy.Spider):
         }
         self._profile_patterns: dict[tuple[str, ...], list[re.Pattern[str]]] = {}
         # OffsiteMiddleware compares host names without ports.
-        self.allowed_domains = [urlsplit(self.start_url).hostname or ""]
+        self.allowed_domains = [host_name(self.start_url)]
         self._seen: set[str] = set()
         self.served_forms = ServedForms()
         # Each distinct link is worked out once per crawl (harvester.urls.links).
@@ -151,7 +147,7 @@ class HarvesterSpider(scrapy.Spider):
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
-        self._seen.add(page_key(self.start_url, self._strip))
+        self._seen.add(self.url_rules.page_key(self.start_url))
         yield scrapy.Request(
             self.request_url(self.start_url),
             callback=self.parse,
@@ -181,7 +177,7 @@ class HarvesterSpider(scrapy.Spider):
 
     def wants(self, url: str) -> bool:
         """Whether ``url`` is a page of this crawl: in scope, allowed, not a non-content URL."""
-        if not in_scope(url, self.start_url):
+        if not self.url_rules.in_scope(url, self.start_url):
             return False
         skip = self._skip_patterns()
         # The site profile's allow/deny, or the spider arguments' when given.
@@ -198,7 +194,7 @@ class HarvesterSpider(scrapy.Spider):
 
     def claim(self, url: str) -> bool:
         """Reserve a page request for ``url``: False if its page (``page_key``) was claimed before."""
-        key = page_key(url, self._strip)
+        key = self.url_rules.page_key(url)
         if key in self._seen:
             return False
         self._seen.add(key)
@@ -206,7 +202,7 @@ class HarvesterSpider(scrapy.Spider):
 
     def request_url(self, url: str) -> str:
         """The URL to request for ``url``: canonical, in the directory form its host serves."""
-        return self.served_forms.preferred(canonical_url(url, self._strip))
+        return self.served_forms.preferred(self.url_rules.canonical(url))
 
     def learn_served(self, response: scrapy.http.Response) -> None:
         """A redirected response: its final URL is claimed (a link to it is not fetched again), and
@@ -227,7 +223,8 @@ class HarvesterSpider(scrapy.Spider):
     def _target(self, url: str) -> LinkTarget | None:
         if not self.wants(url):
             return None
-        return LinkTarget(canonical_url(url, self._strip), page_key(url, self._strip))
+        rules = self.url_rules
+        return LinkTarget(rules.canonical(url), rules.page_key(url))
 
     def link_url(self, response: scrapy.http.Response, href: str) -> str:
         """``response.urljoin(href)`` without the fragment, remembered per page directory."""
@@ -262,7 +259,7 @@ class HarvesterSpider(scrapy.Spider):
 
     def remember_link(self, source: scrapy.http.Response, url: str) -> None:
         """Note a wanted link of ``source``; the extraction middleware stores them with its page."""
-        _remember(source, canonical_url(url, self._strip))
+        _remember(source, self.url_rules.canonical(url))
 
     def follow_stored_links(self, response: scrapy.http.Response, urls: list[str]) -> Iterator[scrapy.Request]:
         """Requests for the links stored with a page that answered 304 (it has no body to parse)."""
@@ -276,10 +273,11 @@ class HarvesterSpider(scrapy.Spider):
 
     # Read on first use: the add-on's defaults are applied after the spider is built.
     @property
-    def _strip(self) -> re.Pattern[str] | None:
-        if not hasattr(self, "_strip_pattern"):
-            self._strip_pattern = compile_strip_params(self.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
-        return self._strip_pattern
+    def url_rules(self) -> UrlRules:
+        """The crawl's URL rules: canonical URLs, page keys, scope (``harvester.urls.rules``)."""
+        if not hasattr(self, "_url_rules"):
+            self._url_rules = UrlRules.from_crawler(self.crawler)
+        return self._url_rules
 
     @property
     def version_rule(self) -> VersionRule:

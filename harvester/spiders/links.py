@@ -69,7 +69,7 @@ class PageLinkExtractor(LinkExtractor):
     def urls(self, response: TextResponse, hosts: Collection[str] | None = None) -> list[str]:
         """The distinct URLs, without fragments, that ``extract_links(response)`` would give.
 
-        ``hosts``: the hosts (``harvester.urls.rules.host_key``) of the links wanted; an ``href``
+        ``hosts``: the hosts (``harvester.urls.hosts.host_key``) of the links wanted; an ``href``
         naming another host is dropped before it is resolved. Others may still lead elsewhere (a
         relative link under a ``<base href>``, a host only escaping tells): the caller checks them.
         """

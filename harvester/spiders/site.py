@@ -14,7 +14,6 @@ from scrapy.spiders import CrawlSpider, Rule
 from harvester.report.cpu import cpu_stage
 from harvester.spiders._base import HarvesterSpider, page_selector
 from harvester.spiders.links import PageLinkExtractor
-from harvester.urls.rules import host_key
 
 
 class SiteSpider(HarvesterSpider, CrawlSpider):
@@ -53,7 +52,7 @@ class SiteSpider(HarvesterSpider, CrawlSpider):
             page_selector(response)  # parsed here, timed apart; link and page extraction reuse the tree
         with cpu_stage(stats, "links"):
             # Only the start URL's host is in scope (``wants``): links to others are dropped unresolved.
-            found = self._rules[0].link_extractor.urls(response, hosts=(host_key(self.start_url),))
+            found = self._rules[0].link_extractor.urls(response, hosts=(self.url_rules.host_key(self.start_url),))
             urls = [self.follow_url(url, response) for url in found]
             requests = [self._build_request(0, Link(url)) for url in urls if url is not None]
         yield from requests

@@ -18,7 +18,7 @@ from harvester.recrawl.extension import Recrawl
 from harvester.recrawl.state import unchanged_since
 from harvester.signals import page_failed
 from harvester.spiders._base import HarvesterSpider
-from harvester.urls.rules import host_key, scope_prefix
+from harvester.urls.rules import scope_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
 
     def sitemap_filter(self, entries: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
         is_index = getattr(entries, "type", "") == "sitemapindex"
+        host_key = self.url_rules.host_key
         for entry in entries:
             loc = entry.get("loc", "")
             # Child sitemaps may live outside the path prefix, never on another host.

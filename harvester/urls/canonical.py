@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
+from harvester.urls.hosts import host_key
+
 # Query parameter names (matched whole, case-insensitively) that never change what a page shows:
 # campaign tracking and click ids, newsletter ids, and session ids some servers put in links.
 DEFAULT_STRIP_PARAMS: tuple[str, ...] = (
@@ -125,7 +127,7 @@ class ServedForms:
         if asked is None or got is None or asked == got:
             return False
         index_file = got_path.rsplit("/", 1)[-1] if got == "index" else "index.html"
-        self._learned[(_host(served), asked)] = (got, index_file)
+        self._learned[(host_key(served), asked)] = (got, index_file)
         return True
 
     def preferred(self, url: str) -> str:
@@ -134,14 +136,9 @@ class ServedForms:
         # A bare path may be a file served without an extension: it is never respelled.
         if form is None or form == "bare":
             return url
-        learned = self._learned.get((_host(url), form))
+        learned = self._learned.get((host_key(url), form))
         return with_form(url, *learned) if learned else url
 
     def forms(self) -> dict[str, str]:
         """What was learned, for logs and tests: ``{"host asked": "served"}``."""
         return {f"{host} {asked}": served for (host, asked), (served, _) in self._learned.items()}
-
-
-def _host(url: str) -> str:
-    parts = urlsplit(url)
-    return parts.netloc.lower()

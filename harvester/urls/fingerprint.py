@@ -7,7 +7,7 @@ from weakref import WeakKeyDictionary
 
 from scrapy.utils.request import fingerprint
 
-from harvester.urls.canonical import DEFAULT_STRIP, canonical_url, compile_strip_params
+from harvester.urls.rules import UrlRules
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -26,10 +26,7 @@ class CanonicalRequestFingerprinter:
     """
 
     def __init__(self, crawler: Crawler | None = None) -> None:
-        self._strip = (
-            compile_strip_params(crawler.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
-            if crawler is not None else DEFAULT_STRIP
-        )
+        self._rules = UrlRules.from_crawler(crawler) if crawler is not None else UrlRules()
         self._cache: WeakKeyDictionary[Request, bytes] = WeakKeyDictionary()
 
     @classmethod
@@ -39,7 +36,7 @@ class CanonicalRequestFingerprinter:
     def fingerprint(self, request: Request) -> bytes:
         cached = self._cache.get(request)
         if cached is None:
-            url = request.url if request.meta.get("verbatim_url") else canonical_url(request.url, self._strip)
+            url = request.url if request.meta.get("verbatim_url") else self._rules.canonical(request.url)
             cached = fingerprint(request if url == request.url else request.replace(url=url))
             self._cache[request] = cached
         return cached

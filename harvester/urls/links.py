@@ -52,7 +52,7 @@ _PLAIN_AUTHORITY = re.compile(r"(?:https?:)?//([a-z0-9.-]+(?::[1-9][0-9]{0,4})?)
 
 
 def plain_host(href: str) -> str | None:
-    """The host (and port), as ``harvester.urls.rules.host_key`` gives it, of the URL an absolute
+    """The host (and port), as ``harvester.urls.hosts.host_key`` gives it, of the URL an absolute
     http(s) ``href`` resolves to on any page, when it can be read off the text as it is; else
     None (a relative ``href``, or one whose host only resolution and escaping tell)."""
     found = _PLAIN_AUTHORITY.match(href)

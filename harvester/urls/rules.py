@@ -1,6 +1,7 @@
-"""URL rules shared by the spiders: start URL validation, crawl scope and non-content URLs.
+"""URL rules: what a URL is to a crawl (``UrlRules``, one per crawler), start URL validation,
+crawl scope and non-content URLs.
 
-Scrapy-free so they can be unit-tested and reused by every spider.
+Scrapy-free so they can be unit-tested and reused by every component.
 """
 
 from __future__ import annotations
@@ -9,10 +10,22 @@ import hashlib
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+from weakref import WeakKeyDictionary
 
 from harvester.exceptions import InvalidStartUrl
-from harvester.urls.canonical import canonical_url, page_key  # noqa: F401 (the URL rules' home)
+from harvester.urls.canonical import (
+    DEFAULT_STRIP_PARAMS,
+    canonical_url,
+    compile_strip_params,
+    page_key,
+)
+from harvester.urls.hosts import host_key
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
 # URLs that cannot be content whatever their page says: generated indexes, source listings, static
 # files, feeds, error pages, and query strings of searches, sharing and printing. Words in a path
@@ -58,13 +71,6 @@ def scope_prefix(url: str) -> str:
     if path.endswith("/"):
         return path
     return posixpath.dirname(path).rstrip("/") + "/"
-
-
-def host_key(url: str) -> str:
-    """Host and port as compared for scope (``example.com:8080``), lower-cased."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    return f"{host}:{parts.port}" if parts.port else host
 
 
 def in_scope(url: str, start: str) -> bool:
@@ -116,3 +122,49 @@ def content_hash(markdown: str) -> str:
     """SHA-256 of the Markdown with whitespace collapsed and case folded."""
     normalised = " ".join(markdown.split()).casefold()
     return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+
+
+class UrlRules:
+    """What a URL is to one crawl: its canonical form (without the query parameters
+    ``HARVESTER_URL_STRIP_PARAMS`` names), the key of its page, its site and whether it is in a
+    crawl's scope. One per crawler (``UrlRules.from_crawler``), asked by every component, so the
+    spider, the fingerprinter, extraction and the re-crawl state agree on what one page is."""
+
+    def __init__(self, strip_params: Iterable[str] = DEFAULT_STRIP_PARAMS) -> None:
+        self.strip_params = tuple(strip_params)
+        self.strip = compile_strip_params(self.strip_params)
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> UrlRules:
+        return cls(settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> UrlRules:
+        """The crawler's rules, built on first use."""
+        rules = _CRAWLER_RULES.get(crawler)
+        strip_params = tuple(crawler.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
+        # Built again if asked before the add-ons set the crawl's list (before the settings froze).
+        if rules is None or rules.strip_params != strip_params:
+            rules = _CRAWLER_RULES[crawler] = cls(strip_params)
+        return rules
+
+    def canonical(self, url: str) -> str:
+        """The URL ``url``'s page is requested and stored under (``harvester.urls.canonical``)."""
+        return canonical_url(url, self.strip)
+
+    def page_key(self, url: str) -> str:
+        """The key that names one page under all its spellings (``/a/``, ``/a``, ``/a/index.html``)."""
+        return page_key(url, self.strip)
+
+    @staticmethod
+    def host_key(url: str) -> str:
+        """The site of ``url`` (``harvester.urls.hosts.host_key``)."""
+        return host_key(url)
+
+    @staticmethod
+    def in_scope(url: str, start: str) -> bool:
+        """Whether ``url`` belongs to a crawl started at ``start`` (``in_scope``)."""
+        return in_scope(url, start)
+
+
+_CRAWLER_RULES: WeakKeyDictionary[Crawler, UrlRules] = WeakKeyDictionary()

@@ -22,6 +22,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from harvester.urls.hosts import host_key
+
 _YEAR = re.compile(r"(?<![0-9])(1[89][0-9]{2}|2[01][0-9]{2})(?![0-9])")
 _NUMBER = re.compile(r"[0-9]+")
 
@@ -50,7 +52,7 @@ def date_template(url: str) -> str | None:
     tail = parts.path + ("?" + parts.query if parts.query else "")
     if not _YEAR.search(tail):
         return None
-    return f"{parts.netloc.lower()}{_NUMBER.sub('#', tail)}"
+    return f"{host_key(url)}{_NUMBER.sub('#', tail)}"
 
 
 def query_family(url: str) -> tuple[str, str] | None:
@@ -59,7 +61,7 @@ def query_family(url: str) -> tuple[str, str] | None:
     if not parts.query:
         return None
     query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
-    return f"{parts.netloc.lower()}{parts.path}", query
+    return f"{host_key(url)}{parts.path}", query
 
 
 def _digest(text: str) -> bytes:
@@ -86,7 +88,7 @@ class TrapDetector:
         if key in self._admitted:
             return None
         parts = urlsplit(url)
-        host = parts.netloc.lower()
+        host = host_key(url)
         if repeated_segment(parts.path, self.limits.max_segment_repeats):
             return "repeating_path"
         cap = self.limits.max_pages_per_host
