@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import urlsplit
 
 from harvester.extract.classify import PageType, Signals, Verdict, decide, read_signals
 from harvester.extract.page import (
@@ -30,7 +29,7 @@ from harvester.extract.template import (
     signature,
 )
 from harvester.render.frames import Frame, frames_of, merge_frames, same_site_iframes
-from harvester.urls.rules import host_key
+from harvester.urls.hosts import host_key, host_name
 
 if TYPE_CHECKING:
     from scrapy.http import HtmlResponse
@@ -78,8 +77,7 @@ class PageExtractor:
     def content_selector(self, url: str) -> str | None:
         """``HARVESTER_CONTENT_SELECTORS`` for the host, else the site profile's resolved selector
         (``-a content_selector``/``-s HARVESTER_CONTENT_SELECTOR`` > profile > none)."""
-        parts = urlsplit(url)
-        for key in (host_key(url), parts.hostname or ""):
+        for key in (host_key(url), host_name(url)):
             if key in self._selectors:
                 return str(self._selectors[key])
         return self._profiles.for_url(url).content_selector

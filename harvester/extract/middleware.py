@@ -23,7 +23,7 @@ from harvester.render.middleware import Renderer
 from harvester.report.cpu import stat_key, timed_call
 from harvester.sites import SiteProfiles
 from harvester.threads import Worker
-from harvester.urls.rules import host_key
+from harvester.urls.hosts import host_key
 
 if TYPE_CHECKING:
     import scrapy

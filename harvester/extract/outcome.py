@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from harvester.extract.classify import NOT_INDEXED, PageType, Verdict
 from harvester.extract.page_item import page_item
 from harvester.meta import RENDER_FALLBACK, RENDER_HTTP_ITEM
 from harvester.render.policy import fallback_reason
 from harvester.signals import page_failed, page_low_quality, page_skipped
-from harvester.urls.canonical import canonical_url, compile_strip_params
-from harvester.urls.rules import host_key, in_scope
+from harvester.urls.hosts import host_key
+from harvester.urls.rules import UrlRules
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -39,7 +38,7 @@ class PageOutcomes:
         self.crawler = crawler
         self._renderer = renderer
         self._low_quality = crawler.settings.getfloat("HARVESTER_LOW_QUALITY_THRESHOLD")
-        self._strip = compile_strip_params(crawler.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
+        self._url_rules = UrlRules.from_crawler(crawler)
 
     def of_html(self, response: HtmlResponse, profile: SiteProfile, extraction: Extraction) -> PageItem | Request | None:
         """Store the page, skip it or send it to the browser."""
@@ -117,7 +116,7 @@ class PageOutcomes:
         if self._renderer.learner.needed_browser(url):
             self.crawler.stats.inc_value("harvester/render/learned_hosts")
             logger.info("Pages of %s need the browser: rendering its further pages directly (after %d)",
-                        urlsplit(url).netloc, self._renderer.learner.learn_after)
+                        host_key(url), self._renderer.learner.learn_after)
 
     def _count_template(self, url: str, removal: Removal) -> None:
         if not removal:
@@ -152,7 +151,7 @@ class PageOutcomes:
         """The other URLs this page was reached by: redirects, and the fetched URL when the page
         names another canonical URL. The canonical one is claimed, so it is not fetched again."""
         fetched = [*response.meta.get("redirect_urls", ()), response.url]
-        aliases = [u for u in dict.fromkeys(canonical_url(f, self._strip) for f in fetched) if u != url]
+        aliases = [u for u in dict.fromkeys(self._url_rules.canonical(f) for f in fetched) if u != url]
         claim = getattr(self.crawler.spider, "claim", None)
         if aliases and claim is not None:
             claim(url)
@@ -161,6 +160,6 @@ class PageOutcomes:
     def _final_url(self, response: Response, canonical: str | None) -> str:
         """The page's canonical URL when it points inside the crawl's scope, else the final URL."""
         start = getattr(self.crawler.spider, "start_url", response.url)
-        if canonical and in_scope(canonical, start):
-            return canonical_url(canonical, self._strip)
-        return canonical_url(response.url, self._strip)
+        if canonical and self._url_rules.in_scope(canonical, start):
+            return self._url_rules.canonical(canonical)
+        return self._url_rules.canonical(response.url)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from harvester.items import PageItem
 from harvester.meta import LINKS
+from harvester.urls.hosts import host_name
 from harvester.urls.rules import content_hash
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def page_item(response: Response, page: ExtractedPage, verdict: Verdict, url: st
         rendered="playwright" in response.flags,
         quality=page.quality,
         degraded=page.degraded,
-        domain=(urlsplit(url).hostname or "").lower(),
+        domain=host_name(url),
         requested_url=response.request.url if response.request else response.url,
         aliases=aliases,
         links=list(response.meta.get(LINKS, ())),

@@ -19,8 +19,8 @@ from harvester.extract.held_pages import HELD_FILE, HeldPages, load_requests, sa
 from harvester.extract.template import TemplateLearner
 from harvester.meta import TEMPLATE_SAMPLE
 from harvester.recrawl.extension import Recrawl
-from harvester.urls.canonical import canonical_url, compile_strip_params
-from harvester.urls.rules import host_key
+from harvester.urls.hosts import host_key
+from harvester.urls.rules import UrlRules
 
 if TYPE_CHECKING:
     import scrapy
@@ -59,7 +59,7 @@ class TemplateHold:
         self._flushing = False
         self._sampled: set[str] = set()  # hosts whose stored pages were fetched to learn from
         self._jobdir = crawler.settings.get("JOBDIR")
-        self._strip = compile_strip_params(crawler.settings.getlist("HARVESTER_URL_STRIP_PARAMS"))
+        self._url_rules = UrlRules.from_crawler(crawler)
         crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -191,7 +191,7 @@ class TemplateHold:
             if host in self._sampled or not any(recrawl.stored(p.response.url) for p in held):
                 continue
             self._sampled.add(host)
-            have = {canonical_url(p.response.url, self._strip) for p in held}
+            have = {self._url_rules.canonical(p.response.url) for p in held}
             urls = [url for url in recrawl.pages if host_key(url) == host and url not in have]
             learned_from = sum(1 for p in held if p.signature is not None)  # not the pages too long to learn from
             for url in urls[: self.learner.sample - learned_from]:

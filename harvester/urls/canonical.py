@@ -48,8 +48,8 @@ def compile_strip_params(patterns: Iterable[str] | str | None) -> re.Pattern[str
 DEFAULT_STRIP = compile_strip_params(DEFAULT_STRIP_PARAMS)
 
 
-# A page's URL is made canonical by the spider, the dedup, the re-crawl state, the fingerprint and
-# the feed, eight times a page, at some 40 us each: the recent ones are remembered.
+# A page's URL is made canonical several times over (spider, dedup, re-crawl state, fingerprint,
+# feed): the recent ones are remembered.
 @functools.lru_cache(maxsize=4096)
 def canonical_url(url: str, strip: re.Pattern[str] | None = DEFAULT_STRIP) -> str:
     """The URL form used to recognise and store a page: lower-case scheme and host, no default
