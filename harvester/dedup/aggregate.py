@@ -182,9 +182,11 @@ class AggregateDetector:
                 held.update(o for o in owners if o != page and o not in self._aggregate)
         return [self._keys[other] for other, _ in held.most_common()]
 
-    def own_passages(self, key: str, texts: Iterable[str]) -> list[str]:
+    def own_passages(self, key: str, texts: Iterable[str], *, cut: bool = False) -> list[str]:
         """The passages of ``texts`` (of the page ``key``) that no kept page holds: not the same
-        passage on another page, and not mostly made of text found elsewhere."""
+        passage on another page, and not mostly made of text found elsewhere. ``cut``: the texts
+        may be pieces of passages (a chunk's), which only their sampled shingles can place; one
+        too short to have any is not counted as text of its own."""
         page = self._index.get(key, -1)
         own = []
         for text in texts:
@@ -195,7 +197,7 @@ class AggregateDetector:
             if any(o != page and o not in self._aggregate for o in ([owners] if isinstance(owners, int) else owners)):
                 continue
             shingles = sampled_shingles(text)
-            if shingles and self._held_share(page, shingles) >= 0.5:
+            if (shingles and self._held_share(page, shingles) >= 0.5) or (cut and not shingles):
                 continue
             own.append(text)
         return own

@@ -316,7 +316,7 @@ class AggregatePipeline:
 
     def _holds_own_passage(self, url: str, text: str) -> bool:
         """Whether a stored chunk of the aggregate ``url`` holds a passage no kept page holds."""
-        return bool(self._detector.own_passages(url, passages(text)))
+        return bool(self._detector.own_passages(url, passages(text), cut=True))
 
 
 def page_fingerprint(markdown: str) -> tuple[set[int], list[str], list[int | None]]:
