@@ -57,7 +57,7 @@ def test_the_section_introduction_is_searchable(bank_crawl):
 
 
 def test_a_copy_group_keeps_one_copy(bank_crawl):
-    base, _, result, _, points = bank_crawl
+    base, _, _, _, points = bank_crawl
     stored = {p["metadata"]["source_url"] for p in points}
     assert len(stored & {base + path for path in GUIDE_PATHS}) == 1
 
