@@ -3,7 +3,7 @@
 Each site is crawled twice by the `docs` spider (`site` for the sentence-bank site): once with dedup
 and the index off, for every page's Markdown, and once with the defaults into a fresh local store.
 `harvester.dedup.coverage.text_kept` then gives, per page, the share of its sentences (8 words or
-more) some stored point holds. Reported: pages, pages under 1.000, the lowest share, the mean.
+more) some stored point holds. Reported: pages, pages under 1.000 (and which), the lowest share, the mean.
 
 Sites: `bank` (tests/servers/bank_site.py: pages written from a shared paragraph bank, a section
 index, a copy group and a print view) and the public corpora of bench/bench_pipeline.py.
@@ -33,7 +33,7 @@ ALL_TEXT = {**NO_EMBEDDING, "HARVESTER_DEDUP_ENABLED": "0", "HARVESTER_AGGREGATE
             "HARVESTER_BOILERPLATE_MODE": "off"}
 
 
-def measure(spider: str, server: SiteServer, start: str, model: str | None) -> dict[str, float]:
+def measure(spider: str, server: SiteServer, start: str, model: str | None) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as work:
         every = crawl(spider, server.url + start, Path(work) / "all", settings=ALL_TEXT)
         settings = {"HARVESTER_EMBEDDING_MODEL": model} if model else {}
@@ -44,7 +44,8 @@ def measure(spider: str, server: SiteServer, start: str, model: str | None) -> d
     shares = text_kept(pages, points)
     values = sorted(shares.values())
     return {"pages": len(values), "under_1": sum(v < 1.0 for v in values),
-            "lowest": round(values[0], 3), "mean": round(sum(values) / len(values), 4)}
+            "lowest": round(values[0], 3), "mean": round(sum(values) / len(values), 4),
+            "pages_under_1": {url: round(v, 3) for url, v in sorted(shares.items(), key=lambda kv: kv[1]) if v < 1.0}}
 
 
 def main() -> None:
