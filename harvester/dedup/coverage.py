@@ -1,6 +1,6 @@
 """How much of the crawled text the index holds: the "nothing lost" measure. Scrapy-free.
 
-A page's sentences (of at least ``SHINGLE`` words) are held when every word ``SHINGLE``-gram of
+A page's sentences and lines (of at least ``SHINGLE`` words) are held when every word ``SHINGLE``-gram of
 theirs is in some stored point's text: a sentence cut by a chunk boundary is not counted lost,
 a sentence the index holds nowhere is. Link targets are left out, as everywhere in dedup.
 """
@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from harvester.dedup.aggregate import SHINGLE, passages
 from harvester.dedup.shingles import markdown_words, shingle_hashes, word_hashes
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A line ends a unit too: a list item, a table row, a line of code.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
 
 
 def stored_shingles(texts: Iterable[str], *, size: int = SHINGLE) -> set[int]:
