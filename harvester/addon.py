@@ -123,7 +123,9 @@ class HarvesterAddon:
         add("EXTENSIONS", "harvester.recrawl.extension.Recrawl", 450)
         # Past RedirectMiddleware (600) and RetryMiddleware (550): sees every request it sends.
         add("DOWNLOADER_MIDDLEWARES", "harvester.recrawl.middleware.ConditionalRequestMiddleware", 650)
-        add("SPIDER_MIDDLEWARES", "harvester.recrawl.middleware.StoredLinksMiddleware", 150)
+        # Output runs from high to low: above DepthMiddleware and ServedUrlMiddleware (900), so the
+        # links it replays pass every rule a callback's links pass (traps, scope, depth, budget).
+        add("SPIDER_MIDDLEWARES", "harvester.recrawl.middleware.StoredLinksMiddleware", 950)
         # Before ConditionalRequestMiddleware (650), which asks no validators of rendered pages.
         add("DOWNLOADER_MIDDLEWARES", "harvester.render.middleware.RenderRequestMiddleware", 540)
         _configure_browser(settings)

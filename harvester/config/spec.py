@@ -199,9 +199,9 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_NEAR_DUPLICATE_MODE", "keep", Choice(("keep", "drop")), "`keep` (stored, with "
             "`near_duplicate_of`) or `drop`", "Deduplication"),
     Setting("HARVESTER_NEAR_DUPLICATE_SHINGLE", 5, POSITIVE, "words per shingle", "Deduplication"),
-    Setting("HARVESTER_AGGREGATE_SHARE", 0.6, SHARE, "share of a page's text found on other pages of the crawl "
+    Setting("HARVESTER_AGGREGATE_SHARE", 0.95, SHARE, "share of a page's text found on kept pages of the crawl "
             "(several, not one) from which it is an aggregate page (a print-all page, a tag page) and not "
-            "stored (0 = off)", "Deduplication"),
+            "stored, but for its passages of its own (0 = off)", "Deduplication"),
     Setting("HARVESTER_BOILERPLATE_MODE", "once", Choice(("once", "drop", "off")), "a chunk text repeated "
             "across the crawl is stored `once`, `drop`ped, or `off` (no detection)", "Deduplication"),
     Setting("HARVESTER_BOILERPLATE_SHARE", 0.3, Float(above=0, maximum=1), "share of the pages seen a chunk "

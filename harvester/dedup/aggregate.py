@@ -13,11 +13,15 @@ both counting only pages not already found to be aggregates, so a partial aggreg
 larger one (a tag page inside a yearly archive, a chapter's print page inside the whole book's) is
 still recognised.
 
-A page is an aggregate when ``covered >= share`` and ``covered - largest >= spread``: most of it is
-elsewhere, and not on one page only. The second condition keeps the specific pages (each one is
+A page is an aggregate when ``covered >= share`` and ``covered - largest >= spread``: nearly all of
+it is elsewhere (the default share is 0.95: a page with a paragraph of its own stays), and not on
+one page only. The second condition keeps the specific pages (each one is
 contained whole in the aggregate: one page explains all of it), exact or near copies (one page
 again), and pages whose repeated part is boilerplate (any single page explains it). A page with
 its own content beside a little repeated text has a low ``covered`` and stays.
+
+Nothing is lost by a decision: a page that stands for copies of itself (``exempt``) is never an
+aggregate, and an aggregate's passages that no kept page holds (``own_passages``) stay in the index.
 
 Text is compared as word 8-grams (Markdown link targets and image sources dropped, so the same
 paragraph linked differently still matches), sampled by hash (one in ``sample``) to bound memory on
@@ -28,8 +32,9 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from collections.abc import Iterable
 
-from harvester.dedup.shingles import markdown_word_hashes, shingle_hashes
+from harvester.dedup.shingles import markdown_word_hashes, markdown_words, shingle_hashes
 
 SHINGLE = 8
 SAMPLE = 8
@@ -41,10 +46,42 @@ MIN_SHINGLES = 8
 MAX_OWNERS = 8
 
 
+# A passage (a Markdown block) shorter than this is a heading or a caption, not text of its own.
+PASSAGE_WORDS = 12
+# Owners remembered per passage: whether a page other than the first holds it is all that matters.
+PASSAGE_OWNERS = 2
+
+
+def passages(markdown: str) -> list[str]:
+    """The blocks of ``markdown`` (paragraphs, list items run together, code blocks), in order."""
+    return [block.strip() for block in markdown.split("\n\n") if block.strip()]
+
+
+def passage_key(text: str) -> int | None:
+    """The identity of a passage by its words (link targets left out), or None when it is too short."""
+    words = markdown_word_hashes.__wrapped__(text)  # not the cached page's words: kept for its shingles
+    return hash(words.tobytes()) if len(words) >= PASSAGE_WORDS else None
+
+
 def sampled_shingles(markdown: str, *, size: int = SHINGLE, sample: int = SAMPLE) -> set[int]:
-    """The hashes of the word ``size``-grams of ``markdown`` (link targets left out) kept by the
-    1-in-``sample`` sampling."""
-    hashes = shingle_hashes(markdown_word_hashes(markdown), size)
+    """The hashes of the word ``size``-grams of ``markdown`` (link targets left out) that lie within
+    one passage, kept by the 1-in-``sample`` sampling. An n-gram across two passages says only how
+    they were arranged: a page made of other pages' paragraphs holds no text of its own."""
+    import numpy as np
+
+    words = markdown_word_hashes(markdown)
+    hashes = shingle_hashes(words, size)
+    if not len(hashes):
+        return set()
+    lengths = [len(markdown_words(block)) for block in passages(markdown)]
+    if sum(lengths) == len(words) and len(lengths) > 1:
+        # The word index where each passage after the first starts; a shingle starting at i crosses
+        # one when the next start after i is within its size.
+        starts = np.cumsum(lengths[:-1])
+        positions = np.arange(len(hashes))
+        following = np.searchsorted(starts, positions, side="right")
+        limit = np.append(starts, len(words))[following]
+        hashes = hashes[positions + size <= limit]
     return set(hashes[hashes % hashes.dtype.type(sample) == 0].tolist())
 
 
@@ -70,10 +107,28 @@ class AggregateDetector:
         self._size: list[int] = []
         self._covered: list[int] = []
         self._overlap: list[Counter[int]] = []
+        self._exempt: set[str] = set()
+        self._passage_owners: dict[int, int | list[int]] = {}
 
-    def add(self, key: str, shingles: set[int]) -> list[str]:
-        """Count the page ``key`` with its ``sampled_shingles``; the keys now found to be aggregates."""
+    def exempt(self, key: str) -> None:
+        """The page ``key`` stands for others (their copy in the index): never decide it an aggregate."""
+        self._exempt.add(key)
+
+    def add(self, key: str, shingles: set[int], passage_keys: Iterable[int | None] = ()) -> list[str]:
+        """Count the page ``key`` with its ``sampled_shingles`` and the ``passage_key`` of each of
+        its passages; the keys now found to be aggregates."""
         page = len(self._keys)
+        for passage in passage_keys:
+            if passage is None:
+                continue
+            owners = self._passage_owners.get(passage)
+            if owners is None:
+                self._passage_owners[passage] = page
+            elif isinstance(owners, int):
+                if owners != page:
+                    self._passage_owners[passage] = [owners, page]
+            elif len(owners) < PASSAGE_OWNERS and page not in owners:
+                owners.append(page)
         self._keys.append(key)
         self._index[key] = page
         self._shingles.append(array("I", shingles))
@@ -100,7 +155,8 @@ class AggregateDetector:
         pending = [page, *overlap]
         while pending:
             candidate = pending.pop()
-            if candidate not in self._aggregate and self._is_aggregate(candidate):
+            if (candidate not in self._aggregate and self._keys[candidate] not in self._exempt
+                    and self._is_aggregate(candidate)):
                 self._aggregate.add(candidate)
                 self.aggregates.add(self._keys[candidate])
                 decided.append(self._keys[candidate])
@@ -113,6 +169,48 @@ class AggregateDetector:
         None if unknown or too short to judge."""
         page = self._index.get(key)
         return None if page is None else self._shares(page)
+
+    def holders(self, key: str) -> list[str]:
+        """The pages that are not aggregates holding text of the page ``key``, the most first."""
+        page = self._index.get(key)
+        if page is None:
+            return []
+        held: Counter[int] = Counter()
+        for shingle in self._shingles[page]:
+            owners = self._owners[shingle]
+            if not isinstance(owners, int):
+                held.update(o for o in owners if o != page and o not in self._aggregate)
+        return [self._keys[other] for other, _ in held.most_common()]
+
+    def own_passages(self, key: str, texts: Iterable[str], *, cut: bool = False) -> list[str]:
+        """The passages of ``texts`` (of the page ``key``) that no kept page holds: not the same
+        passage on another page, and not mostly made of text found elsewhere. ``cut``: the texts
+        may be pieces of passages (a chunk's), which only their sampled shingles can place; one
+        too short to have any is not counted as text of its own."""
+        page = self._index.get(key, -1)
+        own = []
+        for text in texts:
+            passage = passage_key(text)
+            if passage is None:
+                continue
+            owners = self._passage_owners.get(passage, ())
+            if any(o != page and o not in self._aggregate for o in ([owners] if isinstance(owners, int) else owners)):
+                continue
+            shingles = sampled_shingles(text)
+            if (shingles and self._held_share(page, shingles) >= 0.5) or (cut and not shingles):
+                continue
+            own.append(text)
+        return own
+
+    def _held_share(self, page: int, shingles: set[int]) -> float:
+        held = 0
+        for shingle in shingles:
+            owners = self._owners.get(shingle)
+            if owners is None:
+                continue
+            if any(o != page and o not in self._aggregate for o in ([owners] if isinstance(owners, int) else owners)):
+                held += 1
+        return held / len(shingles)
 
     def _shares(self, page: int) -> tuple[float, float] | None:
         size = self._size[page]

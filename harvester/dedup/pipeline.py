@@ -3,6 +3,7 @@ and store a chunk repeated across the crawl's pages (a warning box, a footer par
 
 from __future__ import annotations
 
+import functools
 import logging
 import weakref
 from collections import defaultdict
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from harvester.dedup.aggregate import AggregateDetector, sampled_shingles
+from harvester.dedup.aggregate import AggregateDetector, passage_key, passages, sampled_shingles
 from harvester.dedup.detect import BoilerplateCounter, NearDuplicates, signature, text_key
 from harvester.exceptions import AggregatePage, DuplicatePage, NearDuplicatePage
 from harvester.index.ids import boilerplate_point_id
@@ -137,7 +138,7 @@ class DedupPipeline:
     def _duplicate(self, item: PageItem, first: str, kind: str) -> PageItem:
         self._stats.inc_value(f"harvester/dedup/{kind}")
         for alias in (item.url, *item.aliases):
-            self._add_alias(first, alias)
+            self._add_alias(first, alias, copy=kind == "same_content")
         if self._feed_duplicates and item.url != first:
             item.duplicate_of = first
             item.chunks = []
@@ -146,7 +147,8 @@ class DedupPipeline:
             raise DuplicatePage(f"URL already stored: {item.url}", log_level="DEBUG")
         raise DuplicatePage(f"same content as {first}: {item.requested_url or item.url}", log_level="INFO")
 
-    def _add_alias(self, url: str, alias: str) -> None:
+    def _add_alias(self, url: str, alias: str, *, copy: bool = False) -> None:
+        """``copy``: ``alias`` served a copy of the page's content (not merely another URL of it)."""
         if alias == url or alias in self.aliases[url]:
             return
         self.aliases[url].append(alias)
@@ -154,7 +156,7 @@ class DedupPipeline:
         stored = self._in_flight.get(url)
         if stored is not None and alias not in stored.aliases:
             stored.aliases.append(alias)
-        self.crawler.signals.send_catch_log(page_aliased, url=url, alias=alias)
+        self.crawler.signals.send_catch_log(page_aliased, url=url, alias=alias, copy=copy)
 
 
 class BoilerplatePipeline:
@@ -230,20 +232,26 @@ class BoilerplatePipeline:
 class AggregatePipeline:
     """After dedup, before chunking: recognise aggregate pages (a print-all page, a single-page
     edition, a tag page inlining its posts: ``harvester.dedup.aggregate``) and keep them out of the
-    index, whichever order the pages arrive in.
+    index, whichever order the pages arrive in, without losing a passage of text.
 
     They are not stored rather than stored and filtered out at query time: they would cost as much
     embedding as the pages they repeat, and every reader of the collection (LangChain, LlamaIndex,
     an MCP client) would have to know to filter them out.
 
-    - An aggregate recognised on arrival (the pages it repeats came first) is dropped
-      (``AggregatePage``): never chunked, embedded or stored; its feed line is not written.
+    - An aggregate recognised on arrival (the pages it repeats came first) keeps only its own
+      passages (those no kept page holds); with none, it is dropped (``AggregatePage``): never
+      chunked, embedded or stored, no feed line.
     - An earlier page recognised later (it came first; the pages it repeats followed) was already
-      stored: the ``page_aggregate`` signal makes the index delete its points when the crawl closes
-      (its feed line stays), and the run report lists it under ``aggregate_page_removed``.
+      stored: the ``page_aggregate`` signal makes the index delete its points when the crawl closes,
+      all but the chunks holding a passage of its own (its feed line stays), and the run report
+      lists it under ``aggregate_page_removed``.
+    - A page that stands for copies of itself (exact copies aliased to it, near duplicates of it) is
+      never an aggregate: the copies were not stored.
 
-    Settings: ``HARVESTER_AGGREGATE_SHARE`` (0 = off). Stats: ``harvester/aggregate/dropped``,
-    ``harvester/aggregate/removed`` and, through CoreStats,
+    Every decision sends ``page_aggregate`` with the kept pages that hold the page's text, which
+    the run report lists. Settings: ``HARVESTER_AGGREGATE_SHARE`` (0 = off). Stats:
+    ``harvester/aggregate/dropped``, ``harvester/aggregate/trimmed`` (kept with its own passages
+    only), ``harvester/aggregate/removed`` and, through CoreStats,
     ``item_dropped_reasons_count/AggregatePage``.
     """
 
@@ -256,29 +264,62 @@ class AggregatePipeline:
         self._detector = AggregateDetector(share)
         self._worker = Worker("harvester-aggregate", crawler.settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
         crawler.signals.connect(self._worker.close, signal=signals.spider_closed)
+        crawler.signals.connect(self._stands_for_copy, signal=page_aliased)
+        crawler.signals.connect(self._stands_for_near_copy, signal=page_near_duplicate)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    def _stands_for_copy(self, url: str, alias: str, **kwargs: object) -> None:
+        if kwargs.get("copy"):
+            self._detector.exempt(url)
+
+    def _stands_for_near_copy(self, url: str, original: str, **kwargs: object) -> None:
+        self._detector.exempt(original)
+
     async def process_item(self, item: PageItem) -> PageItem:
         if item.duplicate_of or not item.markdown:
             return item
-        shingles, cpu_ms = await self._worker.run_sized(len(item.markdown), timed_call, sampled_shingles, item.markdown)
+        (shingles, texts, keys), cpu_ms = await self._worker.run_sized(
+            len(item.markdown), timed_call, page_fingerprint, item.markdown)
         self._stats.inc_value(stat_key("dedup"), cpu_ms)
         with cpu_stage(self._stats, "dedup"):
-            aggregates = self._detector.add(item.url, shingles)
+            aggregates = self._detector.add(item.url, shingles, keys)
         for url in aggregates:
             covered, largest = self._detector.figures(url) or (0.0, 0.0)
+            held_by = self._detector.holders(url)
             if url == item.url:
-                self._stats.inc_value("harvester/aggregate/dropped")
-                raise AggregatePage(
-                    f"aggregate page ({covered:.0%} of its text is on other pages, at most "
-                    f"{largest:.0%} on any one): {url}", log_level="INFO",
-                )
+                own = self._detector.own_passages(url, texts)
+                self.crawler.signals.send_catch_log(page_aggregate, url=url, held_by=held_by, stored=False,
+                                                    own_passages=len(own))
+                if not own:
+                    self._stats.inc_value("harvester/aggregate/dropped")
+                    raise AggregatePage(
+                        f"aggregate page ({covered:.0%} of its text is on other pages, at most "
+                        f"{largest:.0%} on any one): {url}", log_level="INFO",
+                    )
+                self._stats.inc_value("harvester/aggregate/trimmed")
+                logger.info("Aggregate page, only its %d passages of its own kept (%.0f%% of its text is on "
+                            "other pages, at most %.0f%% on any one): %s", len(own), covered * 100,
+                            largest * 100, url)
+                item.markdown = "\n\n".join(own)
+                continue
             self._stats.inc_value("harvester/aggregate/removed")
-            logger.info("Aggregate page, removed from the index (%.0f%% of its text is on pages crawled "
-                        "after it, at most %.0f%% on any one): %s", covered * 100, largest * 100, url)
-            self.crawler.signals.send_catch_log(page_aggregate, url=url)
+            logger.info("Aggregate page, removed from the index but for its own passages (%.0f%% of its text "
+                        "is on pages crawled after it, at most %.0f%% on any one): %s",
+                        covered * 100, largest * 100, url)
+            self.crawler.signals.send_catch_log(page_aggregate, url=url, held_by=held_by, stored=True,
+                                                keep=functools.partial(self._holds_own_passage, url))
             self.crawler.signals.send_catch_log(page_skipped, url=url, reason="aggregate_page_removed")
         return item
+
+    def _holds_own_passage(self, url: str, text: str) -> bool:
+        """Whether a stored chunk of the aggregate ``url`` holds a passage no kept page holds."""
+        return bool(self._detector.own_passages(url, passages(text), cut=True))
+
+
+def page_fingerprint(markdown: str) -> tuple[set[int], list[str], list[int | None]]:
+    """What the aggregate detector counts of a page: its sampled shingles, its passages and their keys."""
+    texts = passages(markdown)
+    return sampled_shingles(markdown), texts, [passage_key(text) for text in texts]

@@ -45,9 +45,14 @@ def markdown_word_hashes(markdown: str) -> np.ndarray:
     The last page's are remembered: near-duplicate signatures and aggregate-page detection make
     their shingles of different sizes from the same words, one pipeline after the other, and
     cutting the words was nearly half of what both cost."""
-    hashes = word_hashes(_WORD.findall(_LINK_TARGET.sub("]", markdown).casefold()))
+    hashes = word_hashes(markdown_words(markdown))
     hashes.flags.writeable = False
     return hashes
+
+
+def markdown_words(markdown: str) -> list[str]:
+    """``markdown``'s words as ``markdown_word_hashes`` counts them."""
+    return _WORD.findall(_LINK_TARGET.sub("]", markdown).casefold())
 
 
 def word_hashes(words: Sequence[str]) -> np.ndarray:

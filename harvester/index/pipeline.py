@@ -27,6 +27,7 @@ from harvester.signals import chunks_superseded, page_aggregate, page_aliased, p
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -50,9 +51,11 @@ class IndexPipeline:
     (embedded), ``QDRANT_URL`` / ``QDRANT_API_KEY`` (server), ``HARVESTER_QDRANT_COLLECTION``,
     ``HARVESTER_QDRANT_BATCH_SIZE`` (points per upsert), ``HARVESTER_EMBEDDING_MODEL``.
     Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``,
-    ``harvester/index/superseded_deleted``, ``harvester/index/aggregates_deleted``. When the crawl
-    closes, chunk copies that boilerplate now covers and pages found to be aggregates after they were
-    written are deleted, and aliases found after a page was written are added to its points.
+    ``harvester/index/superseded_deleted``, ``harvester/index/aggregates_deleted``,
+    ``harvester/index/aggregate_chunks_kept``. When the crawl closes, chunk copies that boilerplate
+    now covers and pages found to be aggregates after they were written are deleted (all but an
+    aggregate's chunks of its own text), and aliases found after a page was written are added to
+    its points.
     Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``.
     Re-crawls (with the Recrawl extension): loads every stored page's state from the collection
     when it opens; a page with the stored content hash and chunks is not written again (unless
@@ -87,7 +90,7 @@ class IndexPipeline:
         # Dedup learns some things after a page's points were written: applied when the crawl closes.
         self._aliases: dict[str, list[str]] = {}
         self._superseded: list[str] = []
-        self._aggregates: list[str] = []
+        self._aggregates: list[tuple[str, Callable[[str], bool] | None]] = []
         self._written_aliases: dict[str, frozenset[str]] = {}
         crawler.signals.connect(self._page_aliased, signal=page_aliased)
         crawler.signals.connect(self._chunks_superseded, signal=chunks_superseded)
@@ -141,8 +144,10 @@ class IndexPipeline:
     def _chunks_superseded(self, ids: list[str], **kwargs: object) -> None:
         self._superseded.extend(ids)
 
-    def _page_aggregate(self, url: str, **kwargs: object) -> None:
-        self._aggregates.append(url)
+    def _page_aggregate(self, url: str, stored: bool = True, keep: Callable[[str], bool] | None = None,
+                        **kwargs: object) -> None:
+        if stored:
+            self._aggregates.append((url, keep))
 
     async def process_item(self, item: PageItem) -> PageItem:
         if getattr(item, "duplicate_of", None):
@@ -203,11 +208,27 @@ class IndexPipeline:
         self._client.delete(self._collection, self._superseded)
         self._stats.inc_value("harvester/index/superseded_deleted", len(self._superseded))
         if self._aggregates:
-            self._delete_pages(self._aggregates)
+            for url, keep in self._aggregates:
+                self._delete_aggregate(url, keep)
             self._stats.inc_value("harvester/index/aggregates_deleted", len(self._aggregates))
         for url, aliases in self._aliases.items():
             if set(aliases) - self._written_aliases.get(url, frozenset()):
                 self._client.set_metadata(self._collection, Scope(url=url), {"aliases": list(aliases)})
+
+    def _delete_aggregate(self, url: str, keep: Callable[[str], bool] | None) -> None:
+        """Delete the points of the aggregate page ``url``, but the chunks ``keep`` finds text of its
+        own in and a boilerplate text stored once under it (no other page holds a copy)."""
+        assert self._client is not None
+        if keep is None:
+            self._delete_pages([url])
+            return
+        kept = [record.id for record in self._client.scroll(self._collection, Scope(url=url),
+                                                            keys=["page_content", "metadata"])
+                if record.payload.get("metadata", {}).get("boilerplate")
+                or keep(record.payload.get("page_content") or "")]
+        self._client.delete(self._collection, scope=Scope(url=url, exclude_ids=tuple(kept)))
+        self._stats.inc_value("harvester/index/aggregate_chunks_kept", len(kept))
+        logger.info("Deleted the points of %s but %d chunks of its own text", url, len(kept))
 
     def _changed(self, page: PageItem) -> bool:
         """Whether ``page`` must be written, counting it as new, updated or unchanged."""

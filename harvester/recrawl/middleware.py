@@ -97,6 +97,8 @@ class ConditionalRequestMiddleware:
 class StoredLinksMiddleware:
     """Spider middleware: after the callback of a 304 (an empty body, so no links of its own),
     follow the links stored with the page, so an unchanged page still leads to the pages below it.
+    Ordered above every link-checking spider middleware (the add-on), so the replayed links meet
+    the same rules as the callback's own.
     """
 
     def __init__(self, crawler: Crawler) -> None:

@@ -16,6 +16,7 @@ from scrapy.exceptions import NotConfigured
 
 from harvester.signals import (
     host_refused,
+    page_aggregate,
     page_aliased,
     page_failed,
     page_low_quality,
@@ -45,6 +46,8 @@ class RunReport:
     With the Recrawl extension, the summary has a ``recrawl`` block (new, updated, unchanged,
     deleted and pruned pages, chunks embedded and reused, the pruned URLs). ``site_profiles``
     maps each host a site profile served to the profiles' names (``harvester.sites``).
+    ``aggregate_pages`` counts the pages found to be aggregates of others; the report file's
+    ``aggregate_urls`` maps each to the kept pages that hold its text (most first).
     ``template_removals`` maps each host whose learned template removed anything to the pages it
     cleaned and the template blocks it removed (``harvester.extract.template``).
     """
@@ -60,6 +63,7 @@ class RunReport:
         self._low_quality: dict[str, float] = {}
         self._aliases: dict[str, list[str]] = defaultdict(list)
         self._near_duplicates: dict[str, dict[str, Any]] = {}
+        self._aggregates: dict[str, list[str]] = {}
         self._refused_hosts: dict[str, str] = {}
         self._stored = 0
         self._chunks = 0
@@ -72,6 +76,7 @@ class RunReport:
         crawler.signals.connect(self._page_low_quality, signal=page_low_quality)
         crawler.signals.connect(self._page_aliased, signal=page_aliased)
         crawler.signals.connect(self._page_near_duplicate, signal=page_near_duplicate)
+        crawler.signals.connect(self._page_aggregate, signal=page_aggregate)
         crawler.signals.connect(self._host_refused, signal=host_refused)
 
     @classmethod
@@ -103,6 +108,10 @@ class RunReport:
 
     def _page_near_duplicate(self, url: str, original: str, similarity: float, **kwargs: Any) -> None:
         self._near_duplicates[url] = {"of": original, "similarity": similarity}
+
+    def _page_aggregate(self, url: str, held_by: list[str] = (), **kwargs: Any) -> None:
+        self._aggregates[url] = list(held_by)
+
     def _host_refused(self, host: str, reason: str, **kwargs: Any) -> None:
         self._refused_hosts[host] = reason
 
@@ -121,6 +130,7 @@ class RunReport:
             "pages_low_quality": len(self._low_quality),
             "chunks_stored": self._chunks,
             **dedup_figures(stats, self._aliases, self._near_duplicates),
+            "aggregate_pages": len(self._aggregates),
             "elapsed_seconds": round(time.monotonic() - self._started, 2),
             "hosts_refused": len(self._refused_hosts),
             # The crawler's peak, and the largest of its ended children's (the embedding process).
@@ -156,7 +166,8 @@ class RunReport:
         path = directory / f"{summary['spider']}-{stamp}.json"
         body = {**summary, "skipped": dict(self._skipped), "failed": dict(self._failed),
                 "low_quality": self._low_quality, "alias_urls": dict(self._aliases),
-                "near_duplicate_urls": self._near_duplicates, "refused_hosts": self._refused_hosts}
+                "near_duplicate_urls": self._near_duplicates, "aggregate_urls": self._aggregates,
+                "refused_hosts": self._refused_hosts}
         try:
             directory.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(body, indent=1, sort_keys=True), encoding="utf-8")
@@ -185,6 +196,9 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         lines.append(f"  dedup:          {summary['aliases']} aliases, {summary['near_duplicates']} near duplicates, "
                      f"{summary['boilerplate_chunks']} boilerplate chunks, "
                      f"{summary['embeddings_saved']} embeddings saved")
+    if summary.get("aggregate_pages"):
+        lines.append(f"  aggregates:     {summary['aggregate_pages']} pages whose text kept pages hold "
+                     "(listed in the report with those pages)")
     if summary.get("hosts_refused"):
         lines.append(f"  hosts refused:  {summary['hosts_refused']} (SSRF guard; listed in the report)")
     recrawl = summary.get("recrawl")

@@ -1,0 +1,66 @@
+"""Aggregate decisions that lose no text, and the measure of it (Scrapy-free)."""
+
+from __future__ import annotations
+
+from harvester.dedup.aggregate import AggregateDetector, passage_key, passages, sampled_shingles
+from harvester.dedup.coverage import text_kept
+from tests.test_aggregate import CHAPTERS, prose
+
+
+def add(detector: AggregateDetector, url: str, markdown: str) -> list[str]:
+    return detector.add(url, sampled_shingles(markdown), [passage_key(p) for p in passages(markdown)])
+
+
+def test_pages_of_shared_paragraphs_with_one_of_their_own_are_not_aggregates() -> None:
+    bank = [prose(200 + n, 60) for n in range(12)]
+    pages = {f"/p{n}.html": "\n\n".join([*(bank[(n * 3 + k * 5) % 12] for k in range(4)), prose(300 + n, 40)])
+             for n in range(10)}
+    detector = AggregateDetector(0.95)
+    for url, markdown in pages.items():
+        add(detector, url, markdown)
+    assert detector.aggregates == set()
+
+
+def test_a_page_made_of_other_pages_paragraphs_is_an_aggregate_whatever_their_order() -> None:
+    paragraphs = [prose(400 + n, 80) for n in range(8)]
+    detector = AggregateDetector(0.95)
+    for n in range(4):
+        add(detector, f"/p{n}.html", "\n\n".join(paragraphs[2 * n:2 * n + 2]))
+    assert add(detector, "/all.html", "\n\n".join(reversed(paragraphs))) == ["/all.html"]
+
+
+def test_an_aggregate_keeps_its_own_passages() -> None:
+    own = prose(77, 40)
+    detector = AggregateDetector(0.95)
+    for url, text in CHAPTERS.items():
+        add(detector, url, text)
+    whole = "\n\n".join([*CHAPTERS.values(), own])
+    assert add(detector, "/print.html", whole) == ["/print.html"]
+    assert detector.own_passages("/print.html", passages(whole)) == [own]
+
+
+def test_a_page_that_stands_for_copies_is_never_an_aggregate() -> None:
+    detector = AggregateDetector(0.95)
+    whole = "\n\n".join(CHAPTERS.values())
+    add(detector, "/print.html", whole)
+    detector.exempt("/print.html")
+    for url, text in CHAPTERS.items():
+        add(detector, url, text)
+    assert detector.aggregates == set()
+
+
+def test_holders_are_the_kept_pages_with_its_text_most_first() -> None:
+    detector = AggregateDetector(0.95)
+    for url, text in CHAPTERS.items():
+        add(detector, url, text)
+    add(detector, "/print.html", "\n\n".join(CHAPTERS.values()))
+    assert set(detector.holders("/print.html")) == set(CHAPTERS)
+    assert detector.holders("/unknown.html") == []
+
+
+def test_text_kept_counts_the_sentences_no_stored_text_holds() -> None:
+    first, second = prose(1, 60), prose(2, 60)
+    kept = text_kept({"/a": f"{first}\n\n{second}", "/b": first, "/short": "Too short."}, [first])
+    assert kept["/b"] == 1.0
+    assert 0.3 < kept["/a"] < 0.7
+    assert "/short" not in kept
