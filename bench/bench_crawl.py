@@ -46,7 +46,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.crawl import scrapy_env  # noqa: E402
+from tests.crawl import scrapy_env
 
 EVAL = REPO.parent / "shared" / "eval"
 SITES: dict[str, dict[str, str]] = {

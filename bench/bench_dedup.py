@@ -32,13 +32,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import harvester.index.search as search_module  # noqa: E402
-from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
-from bench.bench_retrieval import CachedQueries  # noqa: E402
-from harvester.embedding.folder import DEFAULT_MODEL  # noqa: E402
-from harvester.embedding.models import load_embedder  # noqa: E402
-from tests.crawl import cli_crawl as crawl  # noqa: E402
-from tests.servers.sitesrv import Route, SiteServer  # noqa: E402
+import harvester.index.search as search_module
+from bench.bench_pipeline import EVAL, ROOTS
+from bench.bench_retrieval import CachedQueries
+from harvester.embedding.folder import DEFAULT_MODEL
+from harvester.embedding.models import load_embedder
+from tests.crawl import cli_crawl as crawl
+from tests.servers.sitesrv import Route, SiteServer
 
 DEDUP_OFF = {"HARVESTER_NEAR_DUPLICATE_THRESHOLD": "0", "HARVESTER_BOILERPLATE_MODE": "off"}
 

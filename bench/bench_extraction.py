@@ -45,8 +45,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import harvester.extract.page as extract_mod  # noqa: E402
-from harvester.extract.page import NoContent, extract_page  # noqa: E402
+import harvester.extract.page as extract_mod
+from harvester.extract.page import NoContent, extract_page
 
 EVAL = REPO.parent / "shared" / "eval"
 ROOTS = {

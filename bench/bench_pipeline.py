@@ -26,11 +26,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from harvester.chunking.context import embedding_text  # noqa: E402
-from harvester.config.spec import defaults  # noqa: E402
-from tests.crawl import NO_EMBEDDING  # noqa: E402
-from tests.crawl import cli_crawl as crawl  # noqa: E402
-from tests.servers.sitesrv import SiteServer  # noqa: E402
+from harvester.chunking.context import embedding_text
+from harvester.config.spec import defaults
+from tests.crawl import NO_EMBEDDING
+from tests.crawl import cli_crawl as crawl
+from tests.servers.sitesrv import SiteServer
 
 ROOTS = {
     "flask": "/usr/share/doc/python-flask-doc/html",

@@ -28,10 +28,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.bench_pipeline import ROOTS  # noqa: E402
-from tests.conftest import qdrant_points  # noqa: E402
-from tests.crawl import cli_crawl as crawl  # noqa: E402
-from tests.servers.sitesrv import SiteServer  # noqa: E402
+from bench.bench_pipeline import ROOTS
+from tests.conftest import qdrant_points
+from tests.crawl import cli_crawl as crawl
+from tests.servers.sitesrv import SiteServer
 
 
 def timed_crawl(spider: str, url: str, work: Path) -> dict[str, object]:

@@ -32,8 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.crawl import NO_EMBEDDING, scrapy_env  # noqa: E402
-from tests.servers.sitesrv import Route, SiteServer  # noqa: E402
+from tests.crawl import NO_EMBEDDING, scrapy_env
+from tests.servers.sitesrv import Route, SiteServer
 
 BROWSER_ARGS = json.dumps(["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"])
 PROSE = ("Harvester turns documentation into a searchable index. This paragraph gives each page "

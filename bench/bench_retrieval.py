@@ -44,16 +44,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
-from harvester.chunking.context import embedding_text  # noqa: E402
-from harvester.embedding.folder import DEFAULT_MODEL  # noqa: E402
-from harvester.embedding.models import load_embedder  # noqa: E402
-from harvester.index import lexical  # noqa: E402
-from harvester.index.engines import as_store  # noqa: E402
-from harvester.index.search import DEFAULT_TUNING, SearchTuning, candidates, rank, search  # noqa: E402
-from harvester.index.store import SPARSE_VECTOR  # noqa: E402
-from tests.crawl import cli_crawl as crawl  # noqa: E402
-from tests.servers.sitesrv import SiteServer  # noqa: E402
+from bench.bench_pipeline import EVAL, ROOTS
+from harvester.chunking.context import embedding_text
+from harvester.embedding.folder import DEFAULT_MODEL
+from harvester.embedding.models import load_embedder
+from harvester.index import lexical
+from harvester.index.engines import as_store
+from harvester.index.search import DEFAULT_TUNING, SearchTuning, candidates, rank, search
+from harvester.index.store import SPARSE_VECTOR
+from tests.crawl import cli_crawl as crawl
+from tests.servers.sitesrv import SiteServer
 
 QUESTIONS = EVAL / "questions"
 KINDS = ("howto", "concept", "error", "api", "comparison", "hard")

@@ -24,10 +24,10 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.crawl import NO_EMBEDDING  # noqa: E402
-from tests.crawl import cli_crawl as crawl  # noqa: E402
-from tests.servers.redisrv import RedisServer  # noqa: E402
-from tests.servers.sitesrv import SiteServer  # noqa: E402
+from tests.crawl import NO_EMBEDDING
+from tests.crawl import cli_crawl as crawl
+from tests.servers.redisrv import RedisServer
+from tests.servers.sitesrv import SiteServer
 
 FLASK_DOCS = Path("/usr/share/doc/python-flask-doc/html")
 

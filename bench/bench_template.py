@@ -36,11 +36,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import harvester.extract.page as page_module  # noqa: E402
-from harvester.extract.page import NoContent, extract_page, parse_html, template_scope  # noqa: E402
-from harvester.extract.template import TemplateLearner, page_blocks, remove_template, signature  # noqa: E402
-from tests import fidelity  # noqa: E402
-from tests.servers import template_site  # noqa: E402
+import harvester.extract.page as page_module
+from harvester.extract.page import NoContent, extract_page, parse_html, template_scope
+from harvester.extract.template import TemplateLearner, page_blocks, remove_template, signature
+from tests import fidelity
+from tests.servers import template_site
 
 EVAL = REPO.parent / "shared" / "eval"
 GENERATED = REPO / "tests" / "fixtures" / "generated"

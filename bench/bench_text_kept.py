@@ -22,12 +22,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.bench_pipeline import ROOTS  # noqa: E402
-from harvester.dedup.coverage import text_kept  # noqa: E402
-from tests.conftest import qdrant_points  # noqa: E402
-from tests.crawl import NO_EMBEDDING, crawl  # noqa: E402
-from tests.servers.bank_site import bank_site  # noqa: E402
-from tests.servers.sitesrv import SiteServer  # noqa: E402
+from bench.bench_pipeline import ROOTS
+from harvester.dedup.coverage import text_kept
+from tests.conftest import qdrant_points
+from tests.crawl import NO_EMBEDDING, crawl
+from tests.servers.bank_site import bank_site
+from tests.servers.sitesrv import SiteServer
 
 ALL_TEXT = {**NO_EMBEDDING, "HARVESTER_DEDUP_ENABLED": "0", "HARVESTER_AGGREGATE_SHARE": "0",
             "HARVESTER_BOILERPLATE_MODE": "off"}

@@ -19,11 +19,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.bench_pipeline import EVAL, ROOTS  # noqa: E402
-from tests.crawl import NO_EMBEDDING  # noqa: E402
-from tests.crawl import cli_crawl as crawl  # noqa: E402
-from tests.servers.sites import sitemap_index  # noqa: E402
-from tests.servers.sitesrv import SiteServer  # noqa: E402
+from bench.bench_pipeline import EVAL, ROOTS
+from tests.crawl import NO_EMBEDDING
+from tests.crawl import cli_crawl as crawl
+from tests.servers.sites import sitemap_index
+from tests.servers.sitesrv import SiteServer
 
 COLUMNS = ("coverage", "recall_med", "recall_p10", "precision_med", "code", "headings", "tables", "leakage",
            "junk", "pages_s")

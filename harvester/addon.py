@@ -22,9 +22,10 @@ from harvester.config.spec import defaults
 from harvester.exceptions import InvalidSettings
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

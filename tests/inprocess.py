@@ -139,7 +139,7 @@ class LogCapture(logging.Handler):
             return
         try:
             text = self.format(record)
-        except Exception:  # noqa: BLE001 (as logging.StreamHandler does)
+        except Exception:
             self.handleError(record)
             return
         if self._file is not None:

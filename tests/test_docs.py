@@ -301,8 +301,8 @@ def test_scrapy_search_finds_the_page(crawled_docs):
 def test_search_finds_the_page_for_each_question(crawled_docs):
     """The same search in-process (one model load for all the questions)."""
     from harvester.embedding.models import load_backend  # imports torch: only where needed
-    from harvester.index.search import search
     from harvester.index.engines import open_store
+    from harvester.index.search import search
 
     work, _, _ = crawled_docs
     embedder = load_backend(defaults()["HARVESTER_EMBEDDING_MODEL"])

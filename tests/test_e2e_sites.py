@@ -108,7 +108,7 @@ def wiki_site() -> dict:
     from tests.servers.sitesrv import Route
 
     promo = "<article><h1>Try our premium plan</h1>" + "<p>Premium gets you more of everything we sell. </p>" * 30 + "</article>"
-    page = ('<html><head><title>Wiki: {name}</title></head><body>' + promo +
+    page = ("<html><head><title>Wiki: {name}</title></head><body>" + promo +
             '<div id="wiki"><h1>{name}</h1><p>The {name} procedure: stop the service, copy the data '
             'directory, then start the service again and check the logs for errors.</p></div></body></html>')
     return {

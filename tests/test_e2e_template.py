@@ -292,7 +292,7 @@ NAV = ('<header class="topbar"><a href="/">Acme docs</a> <a href="/guide.html">G
 def spa_page(title: str) -> Route:
     app = ("document.getElementById('app').innerHTML = "
            + json.dumps(f"<h1>{title}</h1><p>{prose(title)}</p><p>Only the browser shows this sentence.</p>") + ";")
-    return Route(f"<!doctype html><html><head><title>{title}</title></head><body>{NAV}<main id=\"app\"></main>"
+    return Route(f'<!doctype html><html><head><title>{title}</title></head><body>{NAV}<main id="app"></main>'
                  f"<script>{app}</script></body></html>", 200, HTML)
 
 
@@ -352,7 +352,7 @@ def test_stray_bytes_and_mixed_encodings_cost_no_page(tmp_path: Path) -> None:
             "quickly and never block the loop that delivers it.</p>"
             f"<pre><code>{code}</code></pre>"
             "<table><tr><th>Signal</th><th>Meaning&#1;</th></tr><tr><td>TERM\x02</td><td>stop</td></tr></table>"
-            "<p title=\"x\x03y\">Caf\u00e9 menus and na\u00efve handlers</p></main></body></html>").encode()
+            '<p title="x\x03y">Caf\u00e9 menus and na\u00efve handlers</p></main></body></html>').encode()
     # A Windows-1252 byte pasted into a UTF-8 page: "€" as 0x80.
     body = body.replace(b"</main>", b"<p>It costs 5 \x80 a month.</p></main>")
     routes = {"/": doc("Home", '<a href="/signals.html">signals</a>'),

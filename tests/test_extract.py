@@ -331,7 +331,7 @@ def test_heading_self_links_keep_their_words_and_lose_their_glyphs() -> None:
     unwrap_heading_anchors(main)
     html = lxml.html.tostring(main, encoding="unicode")
     assert "<h2>Setup </h2>" in html and "<h3>Inner</h3>" in html
-    assert "<a href=\"other.html\">Other</a>" in html and "<p><a href=\"#setup\">¶</a></p>" in html
+    assert '<a href="other.html">Other</a>' in html and '<p><a href="#setup">¶</a></p>' in html
 
 
 def test_tidy_markdown_collapses_blank_lines_outside_code() -> None:
@@ -466,8 +466,8 @@ def test_visible_text_drops_link_targets_as_the_backtracking_pattern_did() -> No
     from tests.conftest import doc_root
 
     backtracking = re.compile(r"\]\((?:[^()\s]|\([^)\s]*\))*(?:\s+\"[^\"]*\")?\)")
-    texts = ["[a](b.html) [c](d(e).html) [f](g(h i).html) [j](k \"title\") [l](m \"t\" ) [n](o(p)",
-             "](x(y)) ]((() ](a b) ](\"q\") ](u \"v\"w\") ](((a)b)c) ]() ](()) ](a)(b) ]](c)", "](" * 200]
+    texts = ['[a](b.html) [c](d(e).html) [f](g(h i).html) [j](k "title") [l](m "t" ) [n](o(p)',
+             '](x(y)) ]((() ](a b) ]("q") ](u "v"w") ](((a)b)c) ]() ](()) ](a)(b) ]](c)', "](" * 200]
     for path in sorted((doc_root("scrapy") / "topics").glob("*.html"))[:12]:
         texts.append(extract_page(path.read_text(encoding="utf-8"), "http://127.0.0.1/" + path.name).markdown)
     for text in texts:

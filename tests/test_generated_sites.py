@@ -300,7 +300,7 @@ def page_of(url: str, site: Site, base: str = BASE) -> str | None:
     """The fixture page a URL points at (None: outside the site)."""
     if not url.startswith(base):
         return None
-    path = url[len(base):].split("#")[0].split("?")[0]
+    path = url[len(base):].split("#", maxsplit=1)[0].split("?", maxsplit=1)[0]
     path = path.removesuffix(".html").removesuffix("index").rstrip("/")
     return path or "index"
 

@@ -149,7 +149,7 @@ class FakeReactor:
     def __init__(self, resolver: object) -> None:
         self.nameResolver = resolver
 
-    def installNameResolver(self, resolver: object) -> None:  # noqa: N802 (Twisted's naming)
+    def installNameResolver(self, resolver: object) -> None:
         self.nameResolver = resolver
 
 

@@ -39,25 +39,25 @@ async def stub_resolve(host: str, port: int) -> list[str]:
     return TABLE[host.lower()]
 
 
-@pytest.fixture()
+@pytest.fixture
 def site() -> Iterator[SiteServer]:
     with SiteServer(routes={"/a": Route("<p>site</p>"), "/b": Route("<p>b</p>")}) as server:
         yield server
 
 
-@pytest.fixture()
+@pytest.fixture
 def other_site() -> Iterator[SiteServer]:
     with SiteServer(routes={"/c": Route("<p>other</p>")}) as server:
         yield server
 
 
-@pytest.fixture()
+@pytest.fixture
 def canary() -> Iterator[SiteServer]:
     with SiteServer(routes={"/": Route("canary")}, host="127.0.0.2") as server:
         yield server
 
 
-@pytest.fixture()
+@pytest.fixture
 def proxy() -> Iterator[GuardProxy]:
     with GuardProxy(ALLOW, resolve=stub_resolve) as guard:
         yield guard

@@ -91,7 +91,7 @@ def fences(out: str):
     ('<div class="highlight-python3 notranslate"><div class="highlight"><pre>{}</pre></div></div>', "python"),
     ('<div class="highlight-default"><div class="highlight"><pre>{}</pre></div></div>', "python"),
     ('<pre data-lang="bash">{}</pre>', "bash"),
-    ('<pre>{}</pre>', ""),
+    ("<pre>{}</pre>", ""),
 ])
 def test_code_block_is_fenced_with_language_and_exact_text(html, lang):
     esc = CODE.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from harvester.fetch.encoding import corrected_encoding
 from harvester.fetch.retryafter import retry_after_seconds
@@ -79,7 +79,7 @@ def test_mislabelled_encodings_are_corrected() -> None:
 
 
 def test_retry_after_values() -> None:
-    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
     assert retry_after_seconds("7", now) == 7.0
     assert retry_after_seconds("Thu, 01 Jan 2026 12:00:30 GMT", now) == 30.0
     assert retry_after_seconds("Thu, 01 Jan 2026 11:00:00 GMT", now) == 0.0

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
-from harvester.chunking.chunker import TextChunk, TokenCounter, TokenIndexer, chunk_markdown, tokenizer_counter
+from harvester.chunking.chunker import (
+    TextChunk,
+    TokenCounter,
+    TokenIndexer,
+    chunk_markdown,
+    tokenizer_counter,
+)
 from harvester.chunking.context import context_line, embedding_text, heading_paths
 from harvester.embedding.folder import is_local_model
 from harvester.embedding.models import backend_options, load_backend
@@ -22,8 +28,9 @@ from harvester.report.cpu import stat_key, timed_call
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
     from harvester.items import PageItem
 

@@ -55,7 +55,7 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         settings = effective_settings(self.settings)
         if not settings_valid(self, settings):
-            return
+            return None
         collection = opts.collection or settings.get("HARVESTER_QDRANT_COLLECTION")
         engine = opts.from_engine or settings.get("HARVESTER_QDRANT_ENGINE")
         path = settings.get("HARVESTER_QDRANT_PATH")

@@ -64,7 +64,7 @@ class Command(ScrapyCommand):
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or not " ".join(args).strip():
-            raise UsageError("give a query, e.g. scrapy search \"how do I add a route\"")
+            raise UsageError('give a query, e.g. scrapy search "how do I add a route"')
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
         tune_process()

@@ -214,7 +214,7 @@ SPEC: tuple[Setting, ...] = (
             "Extraction"),
     Setting("HARVESTER_CONTENT_SELECTOR", None, Optional(CSS), "CSS of the main content for every page of the "
             "crawl (also `-a content_selector=`)", "Extraction", profile_key="content_selector"),
-    Setting("HARVESTER_CONTENT_SELECTORS", {}, CSS_CHECK, "per host (`\"host\"` or `\"host:port\"`): CSS of "
+    Setting("HARVESTER_CONTENT_SELECTORS", {}, CSS_CHECK, 'per host (`"host"` or `"host:port"`): CSS of '
             "the main content", "Extraction"),
     Setting("HARVESTER_MARKDOWN_CONVERTER", DEFAULT_CONVERTER, Choice(CONVERTERS), "`lxml` (markdownify's rules "
             "written straight from the parsed tree), `markdownify` (the library itself: the same Markdown, "

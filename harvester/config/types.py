@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Scrapy's getbool accepts these (scrapy.settings.BaseSettings.getbool).
-_TRUE = {True, 1, "1", "true", "True"}
-_FALSE = {False, 0, "0", "false", "False", "", None}
+_TRUE = {True, "1", "true", "True"}
+_FALSE = {False, "0", "false", "False", "", None}
 
 
 class ValueType:

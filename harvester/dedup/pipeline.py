@@ -28,8 +28,9 @@ from harvester.signals import (
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
     from harvester.items import PageItem
 

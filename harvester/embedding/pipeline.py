@@ -21,8 +21,9 @@ from harvester.recrawl.extension import Recrawl
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
     from harvester.items import PageItem
 

@@ -42,7 +42,7 @@ def load_onnx_query_encoder(name: str, cache_dir: str, *, export: bool = True,
             return None
         try:
             path = export_onnx_once(str(location), cache_dir, quantize=False, name=name)
-        except Exception as exc:  # noqa: BLE001 (no torch/onnx to export with: use the model itself)
+        except Exception as exc:
             logger.info("No ONNX export of %s (%s); queries use the model", name, exc)
             return None
     try:

@@ -26,6 +26,7 @@ def first_with_text(root: HtmlElement,
 @dataclass
 class Scan:
     """Elements of interest found in one pass over the document."""
+
     mains: list = field(default_factory=list)
     crumbs: list = field(default_factory=list)
     scripts: list = field(default_factory=list)

@@ -26,9 +26,10 @@ from harvester.threads import Worker
 from harvester.urls.hosts import host_key
 
 if TYPE_CHECKING:
+    from typing import Self
+
     import scrapy
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
     from harvester.extract.extractor import Prepared
     from harvester.extract.template import Template

@@ -3,7 +3,7 @@ and URLs. Scrapy-free: a response is only read."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from harvester.items import PageItem
@@ -33,7 +33,7 @@ def page_item(response: Response, page: ExtractedPage, verdict: Verdict, url: st
         content_hash=content_hash(page.markdown),
         etag=header(response, b"ETag"),
         last_modified=header(response, b"Last-Modified"),
-        fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
         status=response.status,
         rendered="playwright" in response.flags,
         quality=page.quality,

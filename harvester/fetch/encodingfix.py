@@ -11,10 +11,11 @@ from scrapy.http import TextResponse
 from harvester.fetch.encoding import MIXED, clean_body, corrected_encoding
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -22,11 +22,12 @@ from harvester.signals import host_refused, page_skipped
 from harvester.urls.hosts import host_name
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

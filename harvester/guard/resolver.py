@@ -34,9 +34,9 @@ from harvester.guard.rules import AllowList
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Self
 
     from twisted.internet.interfaces import IAddress, IHostResolution
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,9 @@ from harvester.embedding.models import settings_backend
 from harvester.memory import MMAP_THRESHOLD, tune_malloc
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -42,10 +42,11 @@ from harvester.proxy import ProxySettingsError, proxy_settings
 from harvester.urls.hosts import host_name
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
     from harvester.proxy.guard_proxy import GuardProxy
 

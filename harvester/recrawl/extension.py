@@ -21,9 +21,10 @@ from harvester.recrawl.state import StoredPage, prune_candidates
 from harvester.urls.rules import UrlRules
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -18,10 +18,11 @@ from harvester.meta import CONDITIONAL, TEMPLATE_SAMPLE, UNCHANGED, is_page_requ
 from harvester.recrawl.extension import Recrawl
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 # The payload keys a re-crawl reads; page_content and the heading metadata are not needed.
@@ -125,7 +125,7 @@ def parse_lastmod(value: str | None) -> tuple[datetime, bool] | None:
         return None
     bare_date = "T" not in text
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return parsed, bare_date
 
 
@@ -144,7 +144,7 @@ def unchanged_since(lastmod: str | None, harvested_at: str) -> bool:
     except ValueError:
         return False
     if harvested.tzinfo is None:
-        harvested = harvested.replace(tzinfo=timezone.utc)
+        harvested = harvested.replace(tzinfo=UTC)
     if bare_date:
         modified += timedelta(days=1)
     return modified <= harvested

@@ -177,7 +177,7 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 # Playwright's timeouts bound navigation and waiting, not a page whose script never
                 # yields (evaluate and content() would wait forever): the whole render has a budget.
                 response = await asyncio.wait_for(super().download_request(request), self._budget(request))
-            except asyncio.TimeoutError as exc:
+            except TimeoutError as exc:
                 stats.inc_value("harvester/render/failed")
                 stats.inc_value("harvester/render/over_budget")
                 raise RenderTimeout(f"rendering {request.url} took longer than {self._budget(request):.0f} s") from exc

@@ -34,11 +34,12 @@ from harvester.sites import SiteProfile, SiteProfiles
 from harvester.state import crawl_state
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ import logging
 import resource
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +26,10 @@ from harvester.signals import (
 from harvester.state import crawl_state
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +163,7 @@ class RunReport:
         if not self._report_dir:
             return None
         directory = Path(self._report_dir)
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         path = directory / f"{summary['spider']}-{stamp}.json"
         body = {**summary, "skipped": dict(self._skipped), "failed": dict(self._failed),
                 "low_quality": self._low_quality, "alias_urls": dict(self._aliases),

@@ -12,10 +12,11 @@ from harvester.report.failures import failure_reason
 from harvester.signals import page_failed, page_skipped
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

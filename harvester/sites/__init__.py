@@ -22,12 +22,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 
 from harvester.config.spec import PROFILE_SETTINGS, RENDER_MODES, SETTINGS
 from harvester.config.types import Bool, Float, Int, Optional
-from harvester.sites.loader import (
-    ProfileError,
-    ProfileMatcher,
-    SiteProfileFile,
-    load_profiles,
-)
+from harvester.sites.loader import ProfileError, ProfileMatcher, SiteProfileFile, load_profiles
 from harvester.state import crawl_state
 
 if TYPE_CHECKING:

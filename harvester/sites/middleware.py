@@ -9,9 +9,10 @@ from harvester.sites import SiteProfiles
 from harvester.urls.hosts import host_key
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 
 class SiteProfileMiddleware:

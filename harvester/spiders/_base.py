@@ -44,9 +44,10 @@ from harvester.urls.rules import (
 )
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -10,9 +10,10 @@ from scrapy.utils.request import fingerprint
 from harvester.urls.rules import UrlRules
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 
 class CanonicalRequestFingerprinter:

@@ -15,9 +15,10 @@ from harvester.signals import page_skipped
 from harvester.urls.traps import TrapDetector, TrapLimits
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ Every page is served with an ``ETag`` (a hash of its body) and a ``Last-Modified
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 from typing import Any
 
@@ -16,7 +16,7 @@ from scrapy.dupefilters import RFPDupeFilter
 from tests.servers.sites import doc_page
 from tests.servers.sitesrv import Route, SiteServer
 
-LAST_MODIFIED = format_datetime(datetime(2026, 1, 5, 12, 0, tzinfo=timezone.utc), usegmt=True)
+LAST_MODIFIED = format_datetime(datetime(2026, 1, 5, 12, 0, tzinfo=UTC), usegmt=True)
 
 
 def section(page: str, number: int, words: str = "") -> str:

@@ -18,7 +18,7 @@ TITLES = ["Overview", "Installing Acme", "First steps", "Configuration files", "
 CHROME = ("Acme Widgets Docs", "Guide", "Blog", "Documentation", "Home /",
           "licensed under CC BY 4.0", "Copyright 2024 Acme Corp", "Built by Acme", "Privacy", "Imprint",
           "→", "←")
-SHARED_CODE = "import acme\n\nboard = acme.load(\"board.toml\")\nboard.run(strict=True)"
+SHARED_CODE = 'import acme\n\nboard = acme.load("board.toml")\nboard.run(strict=True)'
 SHARED_NOTE = ("Widgets created before version 2 must be migrated with the acme-migrate tool before "
                "they can be loaded again.")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from harvester.extract.profiles.base import GeneratorProfile, PageView, Selector, compile_css
 
-__all__ = ["GENERIC", "REGISTRY", "PageView", "GeneratorProfile", "Selector", "compile_css", "detect_profile", "profile_by_name"]
+__all__ = ["GENERIC", "REGISTRY", "GeneratorProfile", "PageView", "Selector", "compile_css", "detect_profile", "profile_by_name"]
 
 from harvester.extract.profiles import (
     docbook,

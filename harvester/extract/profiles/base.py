@@ -3,9 +3,9 @@ with (the registry and detection are in ``harvester.extract.profiles``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Callable
 
 import cssselect
 from cssselect.parser import Attrib, Class, CombinedSelector, Hash
@@ -30,8 +30,9 @@ class GeneratorProfile:
     client-side framework that could render a route of its own (the render policy never sends such
     a page to the browser). Every profile states it: it is what a new generator's author must know.
     """
+
     name: str
-    detect: Callable[["PageView"], bool]
+    detect: Callable[[PageView], bool]
     main: tuple[str, ...]
     writes_pages_whole: bool
     noise: tuple[str, ...] = ()
@@ -52,7 +53,7 @@ class GeneratorProfile:
 
 
 @lru_cache(maxsize=512)
-def compile_css(selectors: str | tuple[str, ...]) -> "Selector":
+def compile_css(selectors: str | tuple[str, ...]) -> Selector:
     """A compiled, cached matcher for a CSS selector (or several, joined
     with ','): call it with an element to get the matching elements of its
     subtree (itself included) in document order. Raises ValueError for
