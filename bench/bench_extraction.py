@@ -34,6 +34,7 @@ import copy
 import gzip
 import inspect
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -212,7 +213,7 @@ def fmt(v, digits=3) -> str:
     if v is None:
         return "n/a"
     if isinstance(v, float):
-        return "n/a" if v != v else f"{v:.{digits}f}"
+        return "n/a" if math.isnan(v) else f"{v:.{digits}f}"
     return str(v)
 
 
@@ -291,7 +292,7 @@ def main(argv=None) -> int:
         # burst of load on the shared machine hits all of them alike.
         times: dict[str, list[float]] = {key: [] for key, *_ in methods}
         outputs: dict[str, list[tuple[str, str]]] = {key: [] for key, *_ in methods}
-        for key, _, fn, conv in methods:
+        for _key, _, fn, conv in methods:
             with patched(conv):
                 fn(pages[0])  # warm-up (imports, caches)
         for page in pages:
@@ -302,8 +303,8 @@ def main(argv=None) -> int:
                     with patched(conv):
                         t, last[key] = best_cpu(fn, page, 1)
                     best[key] = min(best[key], t)
-            for key in best:
-                times[key].append(best[key])
+            for key, seconds in best.items():
+                times[key].append(seconds)
                 outputs[key].append(last[key])
         if calls["n"] == 0 and not HAS_REGISTRY:
             raise SystemExit("the html-to-markdown converter was never called: the swap "
@@ -327,9 +328,9 @@ def main(argv=None) -> int:
             conv_times["tree"].append(bt)
 
         procs = {}
-        for key in outputs:
+        for key, output in outputs.items():
             feed = out_dir / f"{corpus}.{key}.jsonl"
-            write_jsonl(feed, pages, outputs[key])
+            write_jsonl(feed, pages, output)
             procs[key] = (feed, score(corpus, feed))
         scores = {}
         for key, (feed, proc) in procs.items():

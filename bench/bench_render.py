@@ -165,7 +165,7 @@ def main() -> None:
                 results["long_always"] = run
                 print("long", run, flush=True)
     results["load_average_at_end"] = os.getloadavg()
-    print(json.dumps({k: v for k, v in results.items()}, indent=1))
+    print(json.dumps(dict(results.items()), indent=1))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=1))
 

@@ -82,7 +82,7 @@ def learned_template(pages: list[tuple[str, str]], sample: int, keep: bool = Fal
         sampled.append(blocks)
     template = learner.decide("h")
     changed = False
-    for (url, html), blocks in zip(pages, sampled):
+    for (url, html), _blocks in zip(pages, sampled):
         doc = parse_html(html)
         fresh = page_blocks(template_scope(doc))
         try:

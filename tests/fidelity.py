@@ -1,4 +1,4 @@
-"""Fidelity of extracted Markdown against a theme-free reference body (tests and bench only).
+r"""Fidelity of extracted Markdown against a theme-free reference body (tests and bench only).
 
 The generated theme sites (``tests/fixtures/generated/site/<theme>/``) all render the same source.
 ``tests/fixtures/generated/reference/<generator>/<page>.html`` holds each page's body as the
@@ -6,7 +6,7 @@ generator renders it with no theme around it (Sphinx's JSON builder, MkDocs' pag
 what the author wrote is known without asking the extractor. The figures follow the public
 scorer's definitions (``../shared/eval/README.md``), re-implemented here on these small sites:
 
-* **recall / precision**: multiset overlap of case-folded ``\\w+`` words between the reference
+* **recall / precision**: multiset overlap of case-folded ``\w+`` words between the reference
   body's text and the Markdown's text (fence lines, link targets, escapes and markup removed),
   over the reference's words (recall) or the output's (precision);
 * **code**: share of reference ``<pre>`` blocks whose lines are a run of lines inside one fenced
@@ -66,9 +66,8 @@ def fenced_blocks(md: str) -> list[list[str]]:
                 and not line.strip()[len(m.group(1)):]:
             blocks.append(current)
             fence, current = None, None
-        elif fence is not None:
-            if line.strip():
-                current.append(" ".join(line.split()))
+        elif fence is not None and line.strip():
+            current.append(" ".join(line.split()))
     return blocks
 
 

@@ -22,7 +22,7 @@ import os
 import threading
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -156,7 +156,7 @@ class LogCapture(logging.Handler):
             self._file.close()
         super().close()
 
-    def __enter__(self) -> LogCapture:
+    def __enter__(self) -> Self:
         root = logging.getLogger()
         self._root_level = root.level
         # As Scrapy's root handler does (level NOTSET on the root): the handler's level decides.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,21 +65,7 @@ def test_invalid_limits_are_rejected() -> None:
 
 
 def test_heading_paths_follow_levels() -> None:
-    markdown = "\n\n".join(
-        [
-            "Preamble text.",
-            "# Guide",
-            "Intro.",
-            "## Install",
-            "Install body.",
-            "### Linux",
-            "Linux body.",
-            "## Usage ##",
-            "Usage body.",
-            "# Reference",
-            "Ref body.",
-        ]
-    )
+    markdown = "Preamble text.\n\n# Guide\n\nIntro.\n\n## Install\n\nInstall body.\n\n### Linux\n\nLinux body.\n\n## Usage ##\n\nUsage body.\n\n# Reference\n\nRef body."
     chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=50)
     assert [c.heading_path for c in chunks] == [
         (),
@@ -230,7 +217,7 @@ def test_overlap_repeats_trailing_sentences_within_bound() -> None:
     chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=22, overlap_tokens=11)
     assert len(chunks) > 2
     assert_invariants(chunks, whitespace_counter, 22)
-    for prev, nxt in zip(chunks, chunks[1:]):
+    for prev, nxt in itertools.pairwise(chunks):
         overlap = shared_prefix_suffix(body(prev), body(nxt))
         assert overlap.count(".") == 2, (prev.text, nxt.text)  # two whole 5-word sentences
         assert whitespace_counter([overlap])[0] <= 11

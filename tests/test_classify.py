@@ -78,7 +78,7 @@ DOCUSAURUS_CONTENT = f"""<!doctype html><html><head><meta name="generator" conte
 </body></html>"""
 
 
-@pytest.mark.parametrize("html, reason", [
+@pytest.mark.parametrize(("html", "reason"), [
     (CREATE_REACT_APP, "empty_mount"),
     (NEXT_SHELL, "empty_mount"),
     (ANGULAR_SHELL, "empty_mount"),
@@ -97,7 +97,7 @@ def test_hash_routing_and_noscript_are_shell_signs_too() -> None:
     assert classify_page(noscript).reason == "noscript"
 
 
-@pytest.mark.parametrize("html, status, reason", [
+@pytest.mark.parametrize(("html", "status", "reason"), [
     (CLOUDFLARE, 200, "block_title"),
     (CLOUDFLARE, 403, "status_403"),
     (AKAMAI_DENIED, 200, "block_title"),

@@ -15,7 +15,7 @@ def test_dedup_drops_same_url_and_same_content():
     asyncio.run(pipeline.process_item(page()))
     with pytest.raises(DuplicatePage, match="URL already stored"):
         asyncio.run(pipeline.process_item(page(content_hash="other")))
-    with pytest.raises(DuplicatePage, match="same content as http://h/a.html"):
+    with pytest.raises(DuplicatePage, match=r"same content as http://h/a\.html"):
         asyncio.run(pipeline.process_item(page(url="http://h/index.html")))
     stored = asyncio.run(pipeline.process_item(page(url="http://h/b.html", content_hash="h2", markdown="# B\n\nother")))
     assert stored.url == "http://h/b.html"

@@ -15,15 +15,18 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.conftest import import_prerequisite
 from tests.crawl import NO_EMBEDDING, REPO, run_scrapy, scrapy_env
-from tests.servers.redisrv import RedisServer, redis_server  # noqa: F401 (fixture)
+from tests.servers.redisrv import redis_server  # noqa: F401 (fixture)
 from tests.servers.sites import chain_site, doc_page, sitemap_site
 from tests.servers.sitesrv import Route, SiteServer
+
+if TYPE_CHECKING:
+    from tests.servers.redisrv import RedisServer
 
 import_prerequisite("scrapy_redis", reason="the cluster extra is not installed")
 
@@ -204,7 +207,7 @@ def test_a_killed_worker_loses_no_page(tmp_path: Path, redis_server) -> None:  #
             break
     else:
         pytest.fail("the victim finished before it could be killed, twice")
-    pages, site_url, hits, held, (victim, victim_dir), (survivor, survivor_dir) = outcome
+    pages, site_url, hits, held, (_victim, victim_dir), (survivor, survivor_dir) = outcome
     assert survivor.returncode == 0, log_of(survivor_dir)[-3000:]
     assert held > 0
     stored = feed_urls(victim_dir) + feed_urls(survivor_dir)
@@ -218,7 +221,7 @@ def test_a_killed_worker_loses_no_page(tmp_path: Path, redis_server) -> None:  #
     assert len(refetched) <= reclaimed
 
 
-def _kill_a_worker_mid_crawl(tmp_path: Path, redis_server: RedisServer, crawl: str) -> tuple | None:
+def _kill_a_worker_mid_crawl(tmp_path: Path, redis_server: RedisServer, crawl: str) -> tuple | None:  # noqa: F811
     """Two workers crawl; one is killed with SIGKILL once it stored pages and holds leases. None
     when it finished first."""
     tmp_path.mkdir()

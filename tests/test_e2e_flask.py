@@ -49,7 +49,7 @@ def docs_crawl(tmp_path_factory):
 
 
 def test_docs_spider_finds_every_allowed_page_and_never_a_disallowed_one(docs_crawl):
-    result, workdir, requested = docs_crawl
+    _result, workdir, requested = docs_crawl
     assert not [path for path in requested if path.startswith(DISALLOWED)]
     figures = score(workdir / "pages.jsonl", "--disallow", "default")
     assert figures["coverage"] >= 0.98, figures["summary"]

@@ -53,11 +53,11 @@ def render_into_root(heading: str, text: str, links: str = "") -> str:
 
 
 HASH_APP = """
-const views = {'#/': '<h1>Hash home</h1><p>Routed by the hash: the home view. %s</p>',
-               '#/guide': '<h1>Hash guide</h1><p>The guide view.</p>'};
-function show() { document.getElementById('view').innerHTML = views[location.hash || '#/'] || ''; }
+const views = {{'#/': '<h1>Hash home</h1><p>Routed by the hash: the home view. {}</p>',
+               '#/guide': '<h1>Hash guide</h1><p>The guide view.</p>'}};
+function show() {{ document.getElementById('view').innerHTML = views[location.hash || '#/'] || ''; }}
 window.addEventListener('hashchange', show); show();
-""" % PROSE.replace("'", "")
+""".format(PROSE.replace("'", ""))
 
 
 def canary_site(canary: str) -> dict[str, Route]:
@@ -167,7 +167,7 @@ def test_app_shell_and_hash_routed_app_get_their_rendered_content(mixed_crawl) -
 
 
 def test_same_site_iframe_content_is_extracted_under_its_title_and_url(mixed_crawl) -> None:
-    result, served, _ = mixed_crawl
+    result, _served, _ = mixed_crawl
     markdown = by_path(result)["/framed.html"]["markdown"]
     assert "## Inner frame title" in markdown
     assert "frame-inner.html" in markdown
@@ -348,7 +348,7 @@ def test_a_page_the_browser_failed_on_keeps_its_http_result(mixed_crawl) -> None
 
 
 def test_failed_and_oversized_renders_close_their_pages(mixed_crawl) -> None:
-    result, served, _ = mixed_crawl
+    result, _served, _ = mixed_crawl
     items = by_path(result)
     assert "/slow.html" not in items and "/huge.html" not in items and "/busy.html" not in items
     render = stats(result.output, "harvester/render/")

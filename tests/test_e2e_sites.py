@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from tests.conftest import import_prerequisite, qdrant_points
@@ -59,7 +61,7 @@ def test_robots_disallow_and_crawl_delay_are_obeyed(tmp_path):
     assert page_paths(result, server) == ["/docs/", "/docs/one.html", "/docs/three.html", "/docs/two.html"]
     assert all(h.user_agent.startswith("Harvester/") for h in hits)
     pages = [h.time for h in hits if h.path != "/robots.txt"]
-    gaps = [b - a for a, b in zip(pages, pages[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(pages)]
     assert len(gaps) == 3 and min(gaps) >= 0.95, gaps
     assert result.report["skipped"]["robots_forbidden"] == [server.url + "docs/private/secret.html"]
 
@@ -81,7 +83,7 @@ def test_one_broken_page_never_stops_a_crawl(tmp_path):
 
 def test_recrawl_updates_pages_and_a_failed_crawl_keeps_what_was_stored(tmp_path):
     routes = chain_site()
-    sections = "".join(f"<h2>Section {n}</h2><p>{'Plenty of words about section %d. ' % n * 40}</p>" for n in range(6))
+    sections = "".join(f"<h2>Section {n}</h2><p>{f'Plenty of words about section {n}. ' * 40}</p>" for n in range(6))
     routes["/docs/p2.html"].body = routes["/docs/p2.html"].body.replace("</div></div>", sections + "</div></div>", 1)
     with SiteServer(routes=routes) as server:
         p2 = server.url + "docs/p2.html"
@@ -126,7 +128,7 @@ def test_content_selector_override(tmp_path):
         chosen = crawl("site", server.url + "wiki/", tmp_path / "chosen", settings=NO_EMBEDDING,
                        args={"content_selector": "div#wiki"})
         per_host = crawl("site", server.url + "wiki/", tmp_path / "host", settings={
-            **NO_EMBEDDING, "HARVESTER_CONTENT_SELECTORS": '{"127.0.0.1:%d": "div#wiki"}' % server.port})
+            **NO_EMBEDDING, "HARVESTER_CONTENT_SELECTORS": f'{{"127.0.0.1:{server.port}": "div#wiki"}}'})
     assert default.returncode == chosen.returncode == per_host.returncode == 0
     assert all("premium plan" in item["markdown"].lower() for item in default.items)
     for result in (chosen, per_host):

@@ -568,7 +568,7 @@ def test_javadoc() -> None:
 # Detection, registry and overrides
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("generator, expected", [
+@pytest.mark.parametrize(("generator", "expected"), [
     ("Docusaurus v3.5.2", "docusaurus"),
     ("mkdocs-1.6.0, mkdocs-material-9.5.18", "mkdocs-material"),
     ("mkdocs-1.5.3", "mkdocs"),

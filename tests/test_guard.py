@@ -25,7 +25,7 @@ def test_every_spelling_of_loopback_is_refused(host: str) -> None:
     assert url_refusal(f"http://{host}:8080/docs/", AllowList()) == "loopback"
 
 
-@pytest.mark.parametrize("address, reason", [
+@pytest.mark.parametrize(("address", "reason"), [
     ("127.0.0.2", "loopback"), ("127.255.255.254", "loopback"), ("::1", "loopback"),
     ("10.1.2.3", "private"), ("172.16.0.1", "private"), ("172.31.255.255", "private"),
     ("192.168.1.1", "private"), ("fc00::1", "private"), ("fd12:3456::1", "private"),

@@ -85,7 +85,7 @@ def fences(out: str):
     return [(t.info, t.content) for t in tokens(out) if t.type == "fence"]
 
 
-@pytest.mark.parametrize("html,lang", [
+@pytest.mark.parametrize(("html", "lang"), [
     ('<pre><code class="language-python">{}</code></pre>', "python"),
     ('<pre class="language-rust">{}</pre>', "rust"),
     ('<div class="highlight-python3 notranslate"><div class="highlight"><pre>{}</pre></div></div>', "python"),

@@ -13,18 +13,18 @@ def test_sphinx_pallets_page_pager_and_toc():
 
 
 SNIPPETS = {
-    "mkdocs-material": ('<footer><nav class="md-footer__inner"><a class="md-footer__link md-footer__link--prev" '
+    "mkdocs-material": (('<footer><nav class="md-footer__inner"><a class="md-footer__link md-footer__link--prev" '
                         'href="../intro/">Intro</a><a class="md-footer__link md-footer__link--next" href="../next/">'
-                        'Next</a></nav></footer>', {"../intro/", "../next/"}),
-    "docusaurus": ('<nav class="pagination-nav"><a class="pagination-nav__link pagination-nav__link--next" '
-                   'href="/docs/b">B</a></nav>', {"/docs/b"}),
-    "mdbook": ('<nav class="nav-wrapper"><a rel="prev" href="a.html" class="mobile-nav-chapters previous">'
-               '&lt;</a><a rel="next prefetch" href="c.html" class="mobile-nav-chapters next">&gt;</a></nav>',
+                        'Next</a></nav></footer>'), {"../intro/", "../next/"}),
+    "docusaurus": (('<nav class="pagination-nav"><a class="pagination-nav__link pagination-nav__link--next" '
+                   'href="/docs/b">B</a></nav>'), {"/docs/b"}),
+    "mdbook": (('<nav class="nav-wrapper"><a rel="prev" href="a.html" class="mobile-nav-chapters previous">'
+               '&lt;</a><a rel="next prefetch" href="c.html" class="mobile-nav-chapters next">&gt;</a></nav>'),
                {"a.html", "c.html"}),
-    "vitepress": ('<div class="VPDocFooter"><nav class="prev-next"><div class="pager"><a class="VPLink link '
-                  'pager-link next" href="/guide/b.html">Next</a></div></nav></div>', {"/guide/b.html"}),
-    "docbook": ('<div class="navfooter"><table><tr><td><a accesskey="p" href="ch01.html">Prev</a></td><td>'
-                '<a accesskey="n" href="ch03.html">Next</a></td></tr></table></div>', {"ch01.html", "ch03.html"}),
+    "vitepress": (('<div class="VPDocFooter"><nav class="prev-next"><div class="pager"><a class="VPLink link '
+                  'pager-link next" href="/guide/b.html">Next</a></div></nav></div>'), {"/guide/b.html"}),
+    "docbook": (('<div class="navfooter"><table><tr><td><a accesskey="p" href="ch01.html">Prev</a></td><td>'
+                '<a accesskey="n" href="ch03.html">Next</a></td></tr></table></div>'), {"ch01.html", "ch03.html"}),
     "head-link": ('<head><link rel="next" href="two.html"><link rel="prev" href="zero.html"></head>',
                   {"two.html", "zero.html"}),
 }

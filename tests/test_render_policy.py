@@ -203,7 +203,7 @@ def test_settings_checks(tmp_path: Path) -> None:
         check_settings(addon_settings(HARVESTER_RENDER_WAIT_UNTIL="idle"))
     with pytest.raises(InvalidSettings, match="HARVESTER_RENDER_CONCURRENCY"):
         check_settings(addon_settings(HARVESTER_RENDER_CONCURRENCY=0))
-    with pytest.raises(InvalidSettings, match="playwright install chromium.*HARVESTER_BROWSER_PATH"):
+    with pytest.raises(InvalidSettings, match=r"playwright install chromium.*HARVESTER_BROWSER_PATH"):
         check_settings(addon_settings(HARVESTER_RENDER="always", HARVESTER_BROWSER_PATH=str(tmp_path / "nope")))
 
 

@@ -140,7 +140,7 @@ def test_a_collection_of_the_old_lexical_encoding_is_refused(tmp_path):
     client.create_collection(
         "old", vectors_config={"m": models.VectorParams(size=4, distance=models.Distance.COSINE)},
         sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
-    with pytest.raises(CollectionMismatch, match="older lexical encoding.*Re-crawl"):
+    with pytest.raises(CollectionMismatch, match=r"older lexical encoding.*Re-crawl"):
         ensure_collection(client, "old", "m", 4)
     client.close()
 

@@ -48,7 +48,9 @@ def test_hosts_wildcards_ports_prefixes_and_patterns_match() -> None:
     m = matcher(exact='[match]\ndomains = ["example.com"]', wild='[match]\ndomains = ["*.example.com"]',
                 port='[match]\ndomains = ["example.com:8080"]', prefix='[match]\nurl_prefixes = ["https://example.com/docs/"]',
                 pattern='[match]\nurl_patterns = ["/wiki/"]')
-    name = lambda url: (m.match(url) or profile('[match]\ndomains = ["x"]', "none")).name
+    def name(url: str) -> str:
+        return (m.match(url) or profile('[match]\ndomains = ["x"]', "none")).name
+
     assert name("https://example.com/") == "exact"
     assert name("https://EXAMPLE.com./") == "exact"
     assert name("https://a.b.example.com/") == "wild"
@@ -158,7 +160,7 @@ def test_check_settings_stops_on_a_bad_profile_or_directory(tmp_path: Path) -> N
     path = write(tmp_path / "profiles", "bad", 'render = "sometimes"\n[match]\ndomains = ["a.com"]')
     with pytest.raises(InvalidSettings, match=f"site profile {path}: render"):
         check_settings(effective_settings(_settings(HARVESTER_SITE_PROFILES_DIR=str(path.parent))))
-    with pytest.raises(InvalidSettings, match="HARVESTER_SITE_PROFILES_DIR='.*nowhere' is not a directory"):
+    with pytest.raises(InvalidSettings, match=r"HARVESTER_SITE_PROFILES_DIR='.*nowhere' is not a directory"):
         check_settings(effective_settings(_settings(HARVESTER_SITE_PROFILES_DIR=str(tmp_path / "nowhere"))))
     with pytest.raises(InvalidSettings, match="HARVESTER_RENDER='sometimes'"):
         check_settings(effective_settings(_settings(HARVESTER_RENDER="sometimes")))

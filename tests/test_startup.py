@@ -16,7 +16,7 @@ from tests.crawl import REPO
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("environment, expected", [(None, "16"), ("24", "24")])
+@pytest.mark.parametrize(("environment", "expected"), [(None, "16"), ("24", "24")])
 def test_a_crawl_shortens_openblas_spinning_before_numpy_loads_unless_the_environment_says(
         tmp_path, environment, expected):
     """Scrapy imports Harvester's command modules before it runs any command: when the crawl first

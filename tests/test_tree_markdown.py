@@ -7,6 +7,7 @@ for, must come out byte-identical.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 import subprocess
@@ -38,11 +39,9 @@ def _main_elements(site: str) -> list:
     for page in sorted(Path(site).rglob("*.html")):
         if "_static" in page.parts:
             continue
-        try:
+        with contextlib.suppress(NoContent):
             extract_page(page.read_text(errors="replace"), f"http://docs.test/{page.name}",
                          converter="capture-for-test")
-        except NoContent:
-            pass
     return mains
 
 

@@ -48,6 +48,7 @@ indented (non-fenced) code blocks are treated as prose.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from bisect import bisect_left
@@ -457,7 +458,7 @@ def _tokens(pieces: list[_Piece]) -> int:
 
 def _join(pieces: list[_Piece]) -> str:
     parts = [pieces[0].text]
-    for prev, piece in zip(pieces, pieces[1:]):
+    for prev, piece in itertools.pairwise(pieces):
         parts.append(piece.sep if piece.block == prev.block else _BLOCK_SEP)
         parts.append(piece.text)
     return "".join(parts)

@@ -1,4 +1,4 @@
-"""What a chunk is embedded with: its page title and heading path before its text.
+r"""What a chunk is embedded with: its page title and heading path before its text.
 
 A chunk such as "## Setup\n\nCall create_app()..." says little on its own; "Tutorial > Application
 Setup" in front of it tells the model (and BM25) which page and section it belongs to. The payload

@@ -1,4 +1,4 @@
-"""The shared frontier: scrapy-redis's scheduler, queue and seen-set, plus leases and an idle close.
+r"""The shared frontier: scrapy-redis's scheduler, queue and seen-set, plus leases and an idle close.
 
 scrapy-redis pops a request off the Redis queue and forgets it: a worker that dies loses every
 request it had popped and not finished, and the shared seen-set keeps any other worker from
@@ -17,7 +17,7 @@ crawl is done.
 Redis keys, under ``harvester:<HARVESTER_CLUSTER_CRAWL>:<spider>``: ``requests`` (sorted set,
 scrapy-redis), ``dupefilter`` (set, scrapy-redis), ``workers`` (set of worker ids),
 ``alive:<id>`` (``busy``/``idle``, expires after ``HARVESTER_CLUSTER_LEASE``), ``inflight:<id>``
-(hash lease id -> ``<score>\\n<request>``), ``lease-seq`` (counter).
+(hash lease id -> ``<score>\n<request>``), ``lease-seq`` (counter).
 """
 
 from __future__ import annotations

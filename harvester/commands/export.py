@@ -83,6 +83,7 @@ class Command(ScrapyCommand):
             source.close()
         where = opts.to_url or opts.to_path or opts.to_edge
         print(f"exported {copied} points of {collection!r} to {where} as {opts.target_name or collection!r}")
+        return None
 
     def _fail(self, message: str) -> None:
         print(f"harvester: error: {message}", file=sys.stderr)

@@ -25,13 +25,13 @@ def settings_reference() -> str:
     lines = [
         "# Settings reference",
         "",
-        "<!-- Written by `python -m harvester.config.reference` from harvester/config/spec.py; "
-        "do not edit. -->",
+        ("<!-- Written by `python -m harvester.config.reference` from harvester/config/spec.py; "
+        "do not edit. -->"),
         "",
-        "Pass any setting with `-s NAME=VALUE`, in a settings module, or per Scrapyd job. Settings "
+        ("Pass any setting with `-s NAME=VALUE`, in a settings module, or per Scrapyd job. Settings "
         "with an environment variable also read it. Site-profile keys give a setting's value for "
         "the pages of one site ([Site profiles](profiles.md)). Every crawl checks every value "
-        "before it starts: a bad one stops it with exit status 2 and one line naming it.",
+        "before it starts: a bad one stops it with exit status 2 and one line naming it."),
         "",
     ]
     groups: dict[str, list[Setting]] = {}

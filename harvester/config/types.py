@@ -40,7 +40,7 @@ class Bool(ValueType):
             if not isinstance(value, bool):
                 raise ValueError("must be true or false")
             return value
-        if isinstance(value, str) or isinstance(value, (bool, int)) or value is None:
+        if isinstance(value, (str, bool, int)) or value is None:
             if value in _TRUE:
                 return True
             if value in _FALSE:

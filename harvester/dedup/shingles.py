@@ -39,7 +39,7 @@ def _multipliers(size: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=1)
 def markdown_word_hashes(markdown: str) -> np.ndarray:
-    """The hashes of ``markdown``'s words (``\\w+``, case-folded), Markdown link targets and image
+    r"""The hashes of ``markdown``'s words (``\w+``, case-folded), Markdown link targets and image
     sources left out, so that the same paragraph linked differently has the same words. Read-only.
 
     The last page's are remembered: near-duplicate signatures and aggregate-page detection make

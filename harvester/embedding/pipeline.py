@@ -84,6 +84,7 @@ class EmbeddingPipeline:
         self._crawler = crawler
         self._recrawl: Recrawl | None = None
         self._preloading: asyncio.Future[None] | None = None
+        self._closing: asyncio.Future[Any] | None = None
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
 
     @classmethod
@@ -113,7 +114,8 @@ class EmbeddingPipeline:
         except ModelUnavailable as exc:
             logger.error("%s", exc)
             # Not awaited: closing waits for this pipeline's close_spider, which waits for us.
-            asyncio.ensure_future(self._crawler.engine.close_spider_async(reason="embedding_model_unavailable"))
+            self._closing = asyncio.ensure_future(
+                self._crawler.engine.close_spider_async(reason="embedding_model_unavailable"))
 
     def _load(self) -> Any:
         """The model (an Embedder, an OnnxEmbedder or a ProcessEmbedder), loaded on first use."""
@@ -191,7 +193,7 @@ class EmbeddingPipeline:
 
     async def _vectors(self, texts: list[str]) -> list[Vector]:
         """Vectors for ``texts``; texts embedded before in this crawl come from the cache."""
-        keys = [hashlib.sha1(text.encode("utf-8")).digest() for text in texts]
+        keys = [hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).digest() for text in texts]
         found = {key: self._cache[key] for key in keys if key in self._cache}
         missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
         if missing:

@@ -29,7 +29,7 @@ from lxml import etree
 from harvester.extract.parser import document_fromstring
 
 
-class PageType(str, Enum):
+class PageType(str, Enum):  # noqa: UP042 (a StrEnum's str() would change the reports' text)
     CONTENT = "content"
     APP_SHELL = "app_shell"
     BLOCKED = "blocked"
@@ -244,9 +244,8 @@ class Signals:
                     h1_el = el
             elif tag == "noscript":
                 noscripts.append(_text(el))
-            elif tag == "iframe":
-                if el.get("src"):
-                    iframes.append(el.get("src"))
+            elif tag == "iframe" and el.get("src"):
+                iframes.append(el.get("src"))
         noscript = " ".join(noscripts)
         text, content, search_inputs = _visible_texts(doc, text_enough=SHORT_TEXT, content_enough=NAV_ONLY_TEXT)
         # Captcha markup only counts on a short page (``decide``): a long page's raw HTML, up to
@@ -410,7 +409,7 @@ def _text(el: lxml.html.HtmlElement | None) -> str:
 
 
 def _parse(html: str | bytes) -> lxml.html.HtmlElement | None:
-    if not html or not (html.strip() if isinstance(html, str) else html.strip()):
+    if not html or not html.strip():
         return None
     try:
         return document_fromstring(html)

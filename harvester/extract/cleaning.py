@@ -153,11 +153,11 @@ def _clean(main) -> None:
         if tag in DROP_TAGS:
             doomed.append(el)
             continue
-        if tag in ("header", "footer", "aside") and not _HEADING_XPATH(el):
-            # Docusaurus keeps the h1 in a <header>: only heading-less ones are chrome.
-            if (tag != "aside" or _is_chrome_aside(el)) and not _holds_prose(el):
-                doomed.append(el)
-                continue
+        # Docusaurus keeps the h1 in a <header>: only heading-less ones are chrome.
+        if (tag in ("header", "footer", "aside") and not _HEADING_XPATH(el)
+                and (tag != "aside" or _is_chrome_aside(el)) and not _holds_prose(el)):
+            doomed.append(el)
+            continue
         if el.get("role") in _DROP_ROLES and not _holds_prose(el):
             doomed.append(el)
             continue

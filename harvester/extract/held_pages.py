@@ -58,6 +58,6 @@ def save_requests(path: Path, saved: list[dict[str, Any]]) -> None:
 def load_requests(path: Path) -> list[dict[str, Any]]:
     """The requests saved in ``path``, which is removed: they are fetched once. OSError,
     pickle.PickleError or EOFError when it cannot be read."""
-    saved: list[dict[str, Any]] = pickle.loads(path.read_bytes())
+    saved: list[dict[str, Any]] = pickle.loads(path.read_bytes())  # noqa: S301 (the crawl's own JOBDIR file)
     path.unlink()
     return saved

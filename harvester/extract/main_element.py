@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from lxml.html import HtmlElement
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 __all__ = ["Scan", "first_with_text", "generic_candidates", "has_text", "scan_document"]
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from itertools import islice
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from harvester.extract.main_element import Scan
 from harvester.extract.profiles import GeneratorProfile, compile_css
 from harvester.markdown.grammar import Line, classify_lines, heading
+
+if TYPE_CHECKING:
+    from harvester.extract.main_element import Scan
 
 __all__ = ["absolute_url", "base_url", "collapse_space", "element_headings", "markdown_headings", "page_metadata",
            "profile_breadcrumbs", "scanned_breadcrumbs"]

@@ -238,9 +238,8 @@ def _sanitize_tree(root, html: str | bytes) -> None:
     if isinstance(html, str) and not (UNSAFE_TEXT.search(html) or _CONTROL_REF.search(html)):
         return
     for el in root.iter():
-        if isinstance(el.tag, str) or el.tag is etree.Comment:
-            if el.text and UNSAFE_TEXT.search(el.text):
-                el.text = clean_text(el.text)
+        if (isinstance(el.tag, str) or el.tag is etree.Comment) and el.text and UNSAFE_TEXT.search(el.text):
+            el.text = clean_text(el.text)
         if el.tail and UNSAFE_TEXT.search(el.tail):
             el.tail = clean_text(el.tail)
         if isinstance(el.tag, str):

@@ -106,8 +106,7 @@ def candidates(
         sides.append("sparse")
     found: dict[str, list[Candidate]] = {"dense": [], "sparse": []}
     if queries:
-        for side, result in zip(sides, store.query(collection, queries), strict=True):
-            found[side] = result
+        found.update(zip(sides, store.query(collection, queries), strict=True))
     return found["dense"], found["sparse"]
 
 

@@ -28,7 +28,7 @@ import socket
 import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Self
 
 from harvester.guard.rules import AllowList, parse_ip
 from harvester.proxy.client_session import ClientSession, plain_response
@@ -129,7 +129,7 @@ class GuardProxy:
         thread.join(timeout=10)
         self.url = None
 
-    def __enter__(self) -> GuardProxy:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

@@ -55,7 +55,7 @@ class ProxyURL:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{self.scheme}://{host}:{self.port}"
 
-    async def open_tunnel(self, host: str, port: int, timeout: float):  # type: ignore[no-untyped-def]
+    async def open_tunnel(self, host: str, port: int, timeout: float):  # type: ignore[no-untyped-def]  # noqa: ASYNC109 (python-socks applies it)
         """A byte stream to ``host:port`` through this proxy (HTTP CONNECT, over TLS for an https
         proxy, or a SOCKS5 handshake): python-socks speaks all three; it returns a stream with
         ``read``, ``write`` and ``close``."""

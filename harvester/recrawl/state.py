@@ -120,7 +120,7 @@ def parse_lastmod(value: str | None) -> tuple[datetime, bool] | None:
         return None
     text = value.strip()
     try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(text)
     except ValueError:
         return None
     bare_date = "T" not in text

@@ -75,9 +75,9 @@ def launch_options(executable: str, *, proxy: str | None = None, extra_args: lis
             "--no-first-run", "--disable-sync", "--metrics-recording-only", "--disable-default-apps",
             "--disable-extensions", "--disable-domain-reliability", "--disable-client-side-phishing-detection",
             "--no-pings", "--disable-breakpad",
-            "--disable-features=Translate,MediaRouter,OptimizationHints,OptimizationGuideModelDownloading,"
+            ("--disable-features=Translate,MediaRouter,OptimizationHints,OptimizationGuideModelDownloading,"
             "OptimizationHintsFetching,InterestFeedContentSuggestions,AutofillServerCommunication,"
-            "CertificateTransparencyComponentUpdater"]
+            "CertificateTransparencyComponentUpdater")]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--no-sandbox")
     options: dict[str, object] = {"headless": True, "timeout": timeout_ms}

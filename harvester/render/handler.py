@@ -153,6 +153,8 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         self._started = False
         self._start_lock = asyncio.Lock()
         self._pages: dict[int, Page] = {}
+        # The loop holds tasks weakly: popups being closed are kept here until they are.
+        self._closing: set[asyncio.Future[None]] = set()
 
     # scrapy-playwright starts Playwright when the engine starts; here it waits for a page.
     async def _maybe_launch_in_thread(self) -> None:
@@ -211,7 +213,9 @@ class HarvesterPlaywrightHandler(ScrapyPlaywrightDownloadHandler):
 
     def _close_popup(self, popup: Page) -> None:
         self.stats.inc_value("harvester/render/popups_closed")
-        asyncio.ensure_future(_close_quietly(popup))
+        closing = asyncio.ensure_future(_close_quietly(popup))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
 
     async def _close_page(self, request: Request) -> None:
         page = self._pages.pop(id(request), None)

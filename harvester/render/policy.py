@@ -27,11 +27,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harvester.extract.classify import PageType, Verdict
 from harvester.extract.profiles import GeneratorProfile, profile_by_name
-from harvester.sites import SiteProfile
 from harvester.urls.hosts import host_key
+
+if TYPE_CHECKING:
+    from harvester.sites import SiteProfile
 
 
 def _generator_profile(generator: str | None) -> GeneratorProfile | None:

@@ -190,8 +190,8 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         f"  low quality:    {summary.get('pages_low_quality', 0)} (stored; listed in the report)",
         f"  chunks stored:  {summary['chunks_stored']}",
         f"  elapsed:        {summary['elapsed_seconds']:.1f} s",
-        f"  peak memory:    {summary.get('peak_rss_mib', 0):.0f} MiB"
-        f" (embedding process: {summary.get('peak_rss_children_mib', 0):.0f} MiB)",
+        (f"  peak memory:    {summary.get('peak_rss_mib', 0):.0f} MiB"
+        f" (embedding process: {summary.get('peak_rss_children_mib', 0):.0f} MiB)"),
     ]
     if "aliases" in summary:
         lines.append(f"  dedup:          {summary['aliases']} aliases, {summary['near_duplicates']} near duplicates, "

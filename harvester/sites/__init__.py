@@ -138,9 +138,7 @@ class SiteProfiles:
         values = dict(self._settings)
         if profile is not None:
             values["name"] = profile.name
-            for key, value in profile.values.items():
-                if key not in self._user_set:
-                    values[key] = value
+            values.update({key: value for key, value in profile.values.items() if key not in self._user_set})
         values.update(self._overrides)
         return SiteProfile(**values)
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import scrapy
 from scrapy.http import HtmlResponse, Response
 
 from harvester.report.cpu import cpu_stage
 from harvester.spiders._base import HarvesterSpider, page_selector
 from harvester.spiders.navigation import content_links, page_classes, pager_links, toc_links
+
+if TYPE_CHECKING:
+    import scrapy
 
 
 class DocsSpider(HarvesterSpider):

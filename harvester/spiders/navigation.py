@@ -7,14 +7,16 @@ CSS (parsel); each returns anchors or ``<link>`` elements whose ``href`` is foll
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cssselect
 from cssselect.parser import Class, CombinedSelector
 from cssselect.parser import Element as CElement
 from lxml import etree
-from parsel import Selector
 from parsel.csstranslator import HTMLTranslator
+
+if TYPE_CHECKING:
+    from parsel import Selector
 
 PAGER_SELECTORS: tuple[str, ...] = (
     "link[rel~=next]", "link[rel~=prev]", "link[rel~=previous]",

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import scrapy
 from scrapy.http import HtmlResponse, Response
 from scrapy.link import Link
 from scrapy.linkextractors import IGNORED_EXTENSIONS
@@ -14,6 +13,9 @@ from scrapy.spiders import CrawlSpider, Rule
 from harvester.report.cpu import cpu_stage
 from harvester.spiders._base import HarvesterSpider, page_selector
 from harvester.spiders.links import PageLinkExtractor
+
+if TYPE_CHECKING:
+    import scrapy
 
 
 class SiteSpider(HarvesterSpider, CrawlSpider):

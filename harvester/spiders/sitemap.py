@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import scrapy
-from scrapy.http import Response
 from scrapy.spiders import SitemapSpider as ScrapySitemapSpider
 from scrapy.spiders.sitemap import iterloc
 from scrapy.utils.sitemap import Sitemap
@@ -19,6 +18,9 @@ from harvester.recrawl.state import unchanged_since
 from harvester.signals import page_failed
 from harvester.spiders._base import HarvesterSpider
 from harvester.urls.rules import scope_prefix
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Self
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -69,7 +70,7 @@ class ProxyServer:
         credentials = f"{self.auth}@" if self.auth else ""
         return f"{self.kind}://{credentials}{self.host}:{self.port}"
 
-    def __enter__(self) -> ProxyServer:
+    def __enter__(self) -> Self:
         log = self.log_path.open("wb")
         if self.kind in ("http", "https"):
             port_file = self.workdir / f"proxy-port-{id(self)}"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import unquote, urlsplit
 
 CONTENT_TYPES = {
@@ -70,7 +70,7 @@ class SiteServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
                                         daemon=True)
 
-    def __enter__(self) -> SiteServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

@@ -31,12 +31,12 @@ def content(i: int) -> str:
     """The page's own content, as HTML."""
     title = TITLES[i]
     parts = [f"<h1>{escape(title)}</h1>",
-             f"<p>{escape(title)} explains how widgets of kind {i} behave when a board loads them, "
-             f"and which of their {i + 3} options matter most.</p>",
+             (f"<p>{escape(title)} explains how widgets of kind {i} behave when a board loads them, "
+             f"and which of their {i + 3} options matter most.</p>"),
              "<h2>Options</h2>",
              "<p><strong>Parameters:</strong></p>",
-             f"<ul><li><code>size_{i}</code>: the size of widget {i} in cells</li>"
-             f"<li><code>colour_{i}</code>: its colour, one of {i + 2} names</li></ul>"]
+             (f"<ul><li><code>size_{i}</code>: the size of widget {i} in cells</li>"
+             f"<li><code>colour_{i}</code>: its colour, one of {i + 2} names</li></ul>")]
     if i in (2, 3):
         parts.append(f'<p>Load a board:</p><pre><code class="language-python">{escape(SHARED_CODE)}</code></pre>')
     if i in (4, 5):

@@ -1,14 +1,14 @@
-"""The project's Markdown conventions, which every converter follows.
+r"""The project's Markdown conventions, which every converter follows.
 
 * headings are ATX (``#``), never setext, so every heading level survives;
 * ``<pre>`` becomes one fenced block whose fence is longer than any backtick
   run inside it, with the language the extractor stored in ``data-lang``;
   inside a table cell it degrades to an inline code span so the row stays on
   one line (:func:`fenced_code`);
-* ``|`` inside table cells is escaped as ``\\|`` so GFM pipe tables keep their
+* ``|`` inside table cells is escaped as ``\|`` so GFM pipe tables keep their
   columns (:func:`table_cell`);
 * line breaks use a backslash, so stripping trailing spaces later is safe;
-* besides ``*`` and ``_``, literal ``[``, ``]``, ``<`` and ``\\`` in prose are
+* besides ``*`` and ``_``, literal ``[``, ``]``, ``<`` and ``\`` in prose are
   escaped so they cannot form links or raw HTML (never inside code,
   :func:`escape_prose`).
 

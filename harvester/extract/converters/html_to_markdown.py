@@ -1,4 +1,4 @@
-"""Main element -> Markdown with the Rust-core ``html-to-markdown`` package.
+r"""Main element -> Markdown with the Rust-core ``html-to-markdown`` package.
 
 An alternative to the markdownify converter (:mod:`harvester.extract.converters.markdownify`)
 with the same contract: ``convert(element)`` takes the (cleaned) main-content
@@ -11,7 +11,7 @@ lxml element and returns Markdown following the project's conventions:
   ``lang-x`` classes on the block, its ``<code>`` or up to three wrappers;
 * GFM pipe tables with ``|`` escaped inside cells;
 * literal ``*``, ``_``, ``[``, ``]``, ``<`` (before a tag-like character) and
-  ``\\`` escaped in prose, never in code;
+  ``\`` escaped in prose, never in code;
 * links kept inline; images keep their alt text (a source-less image becomes
   its alt text).
 
@@ -23,7 +23,7 @@ cover is done around it, each with the reason next to it:
   doubles fences for nested ``<pre>``, and only reads the language from
   ``language-x``/``lang-x`` classes on ``<pre>``/``<code>``, not from
   ``data-lang`` or Sphinx's ``highlight-x`` wrapper);
-* ``[``, ``]``, ``<`` and ``\\`` in prose go through placeholders (the library
+* ``[``, ``]``, ``<`` and ``\`` in prose go through placeholders (the library
   escapes only ``*``/``_`` -- or, with ``escape_misc``, nearly every
   punctuation mark, ``-``, ``.``, ``=``, ``&`` included);
 * a blank line is forced before a blockquote that follows other content (the
@@ -189,7 +189,7 @@ def _images_without_source(root) -> None:
 
 
 def _separate_blockquotes(root) -> None:
-    """Put a sentinel paragraph before every blockquote that follows content.
+    r"""Put a sentinel paragraph before every blockquote that follows content.
 
     The library writes a blockquote right under a preceding paragraph or
     blockquote with no blank line ("text\n> Note: ..."): two adjacent
@@ -210,7 +210,7 @@ def _separate_blockquotes(root) -> None:
 
 
 def _protect_prose(root) -> None:
-    """Swap [, ], tag-like < and \\ in prose text for placeholders.
+    r"""Swap [, ], tag-like < and \ in prose text for placeholders.
 
     The library leaves them literal, so "Optional[Deferred]" or "[x](y)"
     typed in prose would become a link and "<div>" raw HTML. Placeholders
@@ -252,9 +252,9 @@ def _restore_prose(md: str) -> str:
 
 
 def _guard_setext(md: str) -> str:
-    """Escape a literal "---"/"===" line that directly follows paragraph text.
+    r"""Escape a literal "---"/"===" line that directly follows paragraph text.
 
-    Neither converter escapes it (text such as "Title\\n---" in a <div>), and
+    Neither converter escapes it (text such as "Title\n---" in a <div>), and
     CommonMark would read the pair as a setext heading.
     """
     if not _UNDERLINE_ANYWHERE.search(md):
