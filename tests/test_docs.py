@@ -109,10 +109,11 @@ def quoted_figures() -> list[dict[str, str]]:
         return tomllib.load(handle)["figure"]
 
 
-def result_values(document: Any, path: str) -> list[float]:
-    """The numbers at a dotted ``path`` of a result file, ``*`` standing for every item of a list."""
+def result_values(document: Any, path: str | list[str]) -> list[float]:
+    """The numbers at a dotted ``path`` of a result file (a list of keys where a key holds a dot),
+    ``*`` standing for every item of a list."""
     found = [document]
-    for key in path.split("."):
+    for key in path if isinstance(path, list) else path.split("."):
         if key == "*":
             found = [item for value in found for item in value]
         else:
@@ -120,20 +121,36 @@ def result_values(document: Any, path: str) -> list[float]:
     return [float(value) for value in found]
 
 
+def figure_values(figure: dict[str, Any]) -> list[float]:
+    """The numbers ``figure`` quotes: those at its ``path``, less the one at ``minus`` or divided by
+    the one at ``divide_by`` where it names one (a difference or ratio of two results), times
+    ``scale`` where it gives one (another unit, or a count the page multiplies by)."""
+    document = json.loads((REPO / figure["file"]).read_text(encoding="utf-8"))
+    values = result_values(document, figure["path"])
+    if "minus" in figure:
+        values = [value - result_values(document, figure["minus"])[0] for value in values]
+    if "divide_by" in figure:
+        values = [value / result_values(document, figure["divide_by"])[0] for value in values]
+    return [value * figure.get("scale", 1) for value in values]
+
+
 def as_quoted(value: float, quoted: str) -> str:
     """``value`` written as ``quoted`` writes its number: the same decimals (half rounded up, as a
     person rounds the number the file shows), thousands separators if it has them."""
-    rounded = Decimal(str(value)).quantize(Decimal(1).scaleb(-len(quoted.partition(".")[2])), ROUND_HALF_UP)
+    rounded = Decimal(str(round(value, 12))).quantize(Decimal(1).scaleb(-len(quoted.partition(".")[2])), ROUND_HALF_UP)
     return f"{rounded:,}" if "," in quoted else f"{rounded}"
 
 
 def figure_mismatch(figure: dict[str, str]) -> str | None:
     """Why ``figure`` is not what its page quotes from its result file, or None if it is."""
     text = (REPO / figure["doc"]).read_text(encoding="utf-8")
+    if "row" in figure:
+        text = "\n".join(line for line in text.splitlines() if figure["row"] in line)
     quoted = figure["quoted"]
     if not re.search(rf"(?<![\d.,]){re.escape(quoted)}(?!\d|[.,]\d)", text):
-        return f"{figure['doc']} no longer quotes {quoted} ({figure['file']} {figure['path']})"
-    values = result_values(json.loads((REPO / figure["file"]).read_text(encoding="utf-8")), figure["path"])
+        where = f" on the line of {figure['row']!r}" if "row" in figure else ""
+        return f"{figure['doc']} no longer quotes {quoted}{where} ({figure['file']} {figure['path']})"
+    values = figure_values(figure)
     low, dash, high = quoted.partition("-")
     if dash:
         written = f"{as_quoted(min(values), low)}-{as_quoted(max(values), high)}"
@@ -161,13 +178,42 @@ def test_a_changed_figure_or_result_fails_the_comparison(tmp_path):
     assert "reads 0.261" in figure_mismatch({**figure, "file": str(tmp_path / "result.json")})
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/performance.md"])
+def not_measured() -> dict[str, set[str]]:
+    """Per page, the decimals that are no measurement (bench/figures.toml's ``not_measured``)."""
+    with FIGURES.open("rb") as handle:
+        entries = tomllib.load(handle)["not_measured"]
+    allowed: dict[str, set[str]] = {}
+    for entry in entries:
+        assert entry["why"].strip(), f"{entry['doc']}: say why {entry['quoted']} is no measurement"
+        if "settings" in entry:
+            assert {str(defaults()[name]) for name in entry["settings"]} == set(entry["quoted"]), entry
+        allowed.setdefault(entry["doc"], set()).update(entry["quoted"])
+    return allowed
+
+
+# docs/settings.md is written from the settings spec: every figure in it is a default.
+FIGURE_PAGES = ["README.md", *sorted(p.relative_to(REPO).as_posix() for p in DOCS.glob("*.md") if p.name != "settings.md")]
+
+
+def unlisted_decimals(page: str, text: str) -> list[str]:
+    """The decimals ``text`` (the page ``page``) quotes that bench/figures.toml neither ties to a
+    result nor lists as no measurement."""
+    listed = {end for f in quoted_figures() if f["doc"] == page for end in (f["quoted"], *f["quoted"].split("-"))}
+    listed |= not_measured().get(page, set())
+    return sorted(set(DECIMAL.findall(text)) - listed)
+
+
+@pytest.mark.parametrize("page", FIGURE_PAGES)
 def test_every_decimal_figure_of_a_page_comes_from_a_result_file(page):
-    listed = {f["quoted"] for f in quoted_figures() if f["doc"] == page}
-    quoted = DECIMAL.findall((REPO / page).read_text(encoding="utf-8"))
-    assert quoted, f"{page} quotes no figure (update this test if that is intended)"
-    unlisted = sorted(set(quoted) - listed)
+    text = (REPO / page).read_text(encoding="utf-8")
+    if page in ("README.md", "docs/performance.md"):
+        assert DECIMAL.findall(text), f"{page} quotes no figure (update this test if that is intended)"
+    unlisted = unlisted_decimals(page, text)
     assert not unlisted, f"{page} figures not tied to a result in bench/figures.toml: {unlisted}"
+
+
+def test_an_unlisted_decimal_fails():
+    assert unlisted_decimals("docs/index.md", "A re-crawl takes 0.123 of the first crawl's time.") == ["0.123"]
 
 
 # --------------------------------------------------------------------------
