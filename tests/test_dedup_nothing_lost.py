@@ -64,3 +64,24 @@ def test_text_kept_counts_the_sentences_no_stored_text_holds() -> None:
     assert kept["/b"] == 1.0
     assert 0.3 < kept["/a"] < 0.7
     assert "/short" not in kept
+
+
+def test_text_kept_holds_a_line_a_chunk_boundary_cuts_without_overlap() -> None:
+    # A line too long for one chunk is cut at whitespace; each piece is stored under its section heading.
+    line = " ".join(f"'SETTING_{n}': None," for n in range(60))
+    words = line.split(" ")
+    short = "as well as the [`url_for()`](/api#url_for) and [`get_flashed_messages()`](/api#flash) functions."
+    page = f"# API\n\n{line}\n\n## Templates\n\n{short}"
+    stored = ["# API\n\n" + " ".join(words[:37]), "# API\n\n" + " ".join(words[37:]),
+              "## Templates\n\nas well as the [`url_for()`](/api#url_for) and",
+              "## Templates\n\n[`get_flashed_messages()`](/api#flash) functions."]
+    assert text_kept({"/api": page}, stored) == {"/api": 1.0}
+
+
+def test_text_kept_counts_words_lost_at_a_chunk_boundary() -> None:
+    line = " ".join(f"'SETTING_{n}': None," for n in range(60))
+    words = line.split(" ")
+    stored = [" ".join(words[:37]), " ".join(words[39:])]  # two words at the cut are in neither
+    assert text_kept({"/api": line}, stored) == {"/api": 0.0}
+    assert text_kept({"/api": line}, [" ".join(words[:37]), " ".join(words[37:100]),
+                                      " ".join(words[101:])]) == {"/api": 0.0}
