@@ -3,7 +3,7 @@
 Each site is crawled twice by the `docs` spider (`site` for the sentence-bank site): once with dedup
 and the index off, for every page's Markdown, and once with the defaults into a fresh local store.
 `harvester.dedup.coverage.text_kept` then gives, per page, the share of its sentences (8 words or
-more) some stored point holds. Reported: pages, pages under 1.000 (and which), the lowest share, the mean.
+more) some stored point holds (its context line and text, as embedded and indexed). Reported: pages, pages under 1.000 (and which), the lowest share, the mean.
 
 Sites: `bank` (tests/servers/bank_site.py: pages written from a shared paragraph bank, a section
 index, a copy group and a print view) and Debian's docs packages that bench/bench_pipeline.py and
@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.bench_crawl import SITES
 from bench.bench_pipeline import ROOTS
-from harvester.dedup.coverage import text_kept
+from harvester.dedup.coverage import point_text, text_kept
 from tests.conftest import qdrant_points
 from tests.crawl import NO_EMBEDDING, crawl
 from tests.servers.bank_site import bank_site
@@ -46,7 +46,7 @@ def measure(spider: str, server: SiteServer, start: str, model: str) -> dict[str
         every = crawl(spider, server.url + start, Path(work) / "all", settings=ALL_TEXT)
         stored = crawl(spider, server.url + start, Path(work) / "kept", settings={"HARVESTER_EMBEDDING_MODEL": model})
         assert every.returncode == 0 and stored.returncode == 0, stored.output[-2000:]
-        points = [p.payload["page_content"] for p in qdrant_points(Path(work) / "kept" / "qdrant")]
+        points = [point_text(p.payload) for p in qdrant_points(Path(work) / "kept" / "qdrant")]
     pages = {item["url"]: item["markdown"] for item in every.items}
     shares = text_kept(pages, points)
     values = sorted(shares.values())

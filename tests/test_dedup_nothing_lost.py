@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from harvester.chunking.chunker import chunk_markdown, whitespace_counter
+from harvester.chunking.context import context_line
 from harvester.dedup.aggregate import AggregateDetector, passage_key, passages, sampled_shingles
-from harvester.dedup.coverage import text_kept
+from harvester.dedup.coverage import point_text, text_kept
 from tests.test_aggregate import CHAPTERS, prose
 
 
@@ -85,3 +87,12 @@ def test_text_kept_counts_words_lost_at_a_chunk_boundary() -> None:
     assert text_kept({"/api": line}, stored) == {"/api": 0.0}
     assert text_kept({"/api": line}, [" ".join(words[:37]), " ".join(words[37:100]),
                                       " ".join(words[101:])]) == {"/api": 0.0}
+
+
+def test_text_kept_reads_a_heading_without_text_of_its_own_in_the_context_line() -> None:
+    # The chunker gives an empty section no chunk: its heading is only in its subsections' context.
+    page = f"# Release notes\n\n## Scrapy 0.22.0 (released 2014-01-17)\n\n### Fixes\n\n{prose(5, 60)}"
+    payloads = [{"page_content": chunk.text, "metadata": {"context": context_line("Release notes", chunk.heading_path)}}
+                for chunk in chunk_markdown(page, whitespace_counter, max_tokens=200)]
+    assert text_kept({"/news": page}, [point_text(p) for p in payloads]) == {"/news": 1.0}
+    assert text_kept({"/news": page}, [p["page_content"] for p in payloads])["/news"] < 1.0

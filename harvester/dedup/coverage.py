@@ -1,10 +1,12 @@
 """How much of the crawled text the index holds: the "nothing lost" measure. Scrapy-free.
 
-A page's sentences and lines (of at least ``SHINGLE`` words) are held when every word ``SHINGLE``-gram of
-theirs is in some stored point's text, or crosses a chunk boundary: the words before it end a stored
-passage and the words after it start one. A sentence cut by a chunk boundary (between sentences, or
-inside one too long for a chunk) is not counted lost; a sentence the index holds nowhere is. Link
-targets are left out, as everywhere in dedup.
+A stored point holds what search reads of it (``point_text``): its context line (page title and
+heading path: a heading with no text of its own before its first subheading is only there) and its
+text. A page's sentences and lines (of at least ``SHINGLE`` words) are held when every word
+``SHINGLE``-gram of theirs is in some stored point's text, or crosses a chunk boundary: the words
+before it end a stored passage and the words after it start one. A sentence cut by a chunk
+boundary (between sentences, or inside one too long for a chunk) is not counted lost; a sentence
+the index holds nowhere is. Link targets are left out, as everywhere in dedup.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from harvester.chunking.context import embedding_text
 from harvester.dedup.aggregate import SHINGLE, passages
 from harvester.dedup.shingles import markdown_words, shingle_hashes, word_hashes
 
@@ -64,6 +67,12 @@ class StoredText:
 def _gram(hashes: np.ndarray) -> int:
     """One hash of all the words whose ``word_hashes`` are ``hashes``."""
     return int(shingle_hashes(hashes, len(hashes))[0])
+
+
+def point_text(payload: Mapping[str, Any]) -> str:
+    """A stored point's text as it is embedded and indexed: its context line, then its page content
+    (the payload of ``harvester.index.store``)."""
+    return embedding_text(payload.get("metadata", {}).get("context", ""), payload.get("page_content", ""))
 
 
 def stored_text(texts: Iterable[str], *, size: int = SHINGLE) -> StoredText:
