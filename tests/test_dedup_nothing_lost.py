@@ -96,3 +96,11 @@ def test_text_kept_reads_a_heading_without_text_of_its_own_in_the_context_line()
                 for chunk in chunk_markdown(page, whitespace_counter, max_tokens=200)]
     assert text_kept({"/news": page}, [point_text(p) for p in payloads]) == {"/news": 1.0}
     assert text_kept({"/news": page}, [p["page_content"] for p in payloads])["/news"] < 1.0
+
+
+def test_text_kept_holds_a_code_line_cut_into_re_fenced_pieces() -> None:
+    line = " ".join(f'<td><input type="text" name="field_{n}" id="id_field_{n}"></td>' for n in range(40))
+    page = f"# Forms\n\n```python\n>>> f.as_table()\n{line}\n```"
+    chunks = chunk_markdown(page, whitespace_counter, max_tokens=50)
+    assert len(chunks) > 2 and all("```python\n" in chunk.text for chunk in chunks)
+    assert text_kept({"/forms": page}, [chunk.text for chunk in chunks]) == {"/forms": 1.0}

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from harvester.chunking.context import embedding_text
 from harvester.dedup.aggregate import SHINGLE, passages
 from harvester.dedup.shingles import markdown_words, shingle_hashes, word_hashes
+from harvester.markdown.grammar import fence_opening, is_table_start
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,9 +42,14 @@ class StoredText:
         for passage in passages(text):
             words = word_hashes(markdown_words(passage))
             self.grams.update(shingle_hashes(words, self.size).tolist())
+            # A piece of a code block or table may repeat its fence or header: the page's text then
+            # starts after it.
+            body = word_hashes(markdown_words(_unwrapped(passage)))
             for length in range(1, min(self.size, len(words)) + 1):
-                self.heads.add((length, _gram(words[:length])))
                 self.tails.add((length, _gram(words[-length:])))
+                self.heads.add((length, _gram(words[:length])))
+            for length in range(1, min(self.size, len(body)) + 1):
+                self.heads.add((length, _gram(body[:length])))
 
     def holds(self, words: list[str]) -> bool:
         """Whether every ``size``-gram of ``words`` (one sentence or line) is stored, or spans a cut
@@ -62,6 +68,14 @@ class StoredText:
     def _is_cut(self, hashes: np.ndarray, cut: int) -> bool:
         before, after = hashes[max(0, cut - self.size):cut], hashes[cut:cut + self.size]
         return (len(before), _gram(before)) in self.tails and (len(after), _gram(after)) in self.heads
+
+
+def _unwrapped(passage: str) -> str:
+    """``passage`` without the fence opening or table header that starts it, if one does."""
+    lines = passage.split("\n")
+    if fence_opening(lines[0]):
+        return "\n".join(lines[1:])
+    return "\n".join(lines[2:]) if is_table_start(lines, 0) else passage
 
 
 def _gram(hashes: np.ndarray) -> int:
