@@ -60,8 +60,12 @@ class StoredText:
         for start, gram in enumerate(grams):
             if gram in self.grams:
                 continue
-            ends = range(start + 1, start + self.size)
-            if not any(cuts.setdefault(cut, self._is_cut(hashes, cut)) for cut in ends):
+            for cut in range(start + 1, start + self.size):
+                if cut not in cuts:
+                    cuts[cut] = self._is_cut(hashes, cut)
+                if cuts[cut]:
+                    break
+            else:
                 return False
         return True
 
