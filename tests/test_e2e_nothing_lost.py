@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harvester.dedup.coverage import text_kept
+from harvester.dedup.coverage import point_text, text_kept
 from tests.conftest import qdrant_points
 from tests.crawl import crawl
 from tests.servers.bank_site import GUIDE_PATHS, PAGES, bank_site, own_paragraph
@@ -44,7 +44,7 @@ def test_every_page_with_text_of_its_own_is_stored(bank_crawl):
 def test_no_text_is_lost(bank_crawl):
     base, texts, _, _, points = bank_crawl
     kept = text_kept({base + path: "\n\n".join(paragraphs) for path, paragraphs in texts.items()},
-                     [p["page_content"] for p in points])
+                     [point_text(p) for p in points])
     assert len(kept) == len(texts)
     assert kept == dict.fromkeys(kept, 1.0)
 
