@@ -20,12 +20,14 @@ from typing import Any
 import qdrant_edge as edge
 
 from harvester.config.spec import SETTINGS
-from harvester.index.engines import compaction
 from harvester.index.engines.compaction import (
     Compaction,
     dead_share,
     disk_usage,
     read_writes,
+    rebuild,
+    recover,
+    swap_into_place,
     write_writes,
 )
 from harvester.index.engines.lease import Lease, LeaseTimeout
@@ -118,7 +120,7 @@ class EdgeStore:
         except LeaseTimeout as exc:
             raise StoreUnavailable(str(exc)) from exc
         try:
-            compaction.recover(folder)
+            recover(folder)
             shard = self._shards[collection] = edge.EdgeShard.load(str(folder))
         except Exception:
             lease.release()
@@ -200,7 +202,7 @@ class EdgeStore:
                     lease.acquire()
                 except LeaseTimeout as exc:
                     raise StoreUnavailable(str(exc)) from exc
-                compaction.recover(self._dir(collection))  # a compaction cut short between its renames
+                recover(self._dir(collection))  # a compaction cut short between its renames
                 if not self.exists(collection):  # another process may have made it meanwhile
                     config = edge.EdgeConfig(
                         vectors={vector: edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine)},
@@ -329,11 +331,11 @@ class EdgeStore:
             started = time.perf_counter()
             shard.flush()
             before = disk_usage(folder)
-            built, points = compaction.rebuild(shard, folder)
+            built, points = rebuild(shard, folder)
             self._shards.pop(collection)
             shard.close()
             try:
-                compaction.swap_into_place(built, folder)
+                swap_into_place(built, folder)
             finally:
                 self._leases[collection].release()
             self._writes[collection] = points
