@@ -213,6 +213,7 @@ class EdgeStore:
                         shard.update(edge.UpdateOperation.create_field_index(key, edge.PayloadSchemaType.Keyword))
                     shard.flush()
                     self._shards[collection] = shard
+                    self._writes[collection] = 0
                     return True
                 lease.release()
         config = self.config(collection)
@@ -315,7 +316,7 @@ class EdgeStore:
         deleted since it was built (``harvester.index.engines.compaction``)."""
         with self._lock:
             live = self._run(collection, lambda s: s.count(edge.CountRequest(exact=True)))
-            return dead_share(live, self._writes[collection])
+            return dead_share(live, self._writes.get(collection, 0))
 
     def compact(self, collection: str, threshold: float | None = None) -> Compaction | None:
         """Rebuild ``collection``'s shard with its live points only, when the dead share reaches
@@ -324,7 +325,7 @@ class EdgeStore:
         with self._lock:
             shard = self._shard(collection)
             folder = self._dir(collection)
-            share = dead_share(shard.count(edge.CountRequest(exact=True)), self._writes[collection])
+            share = dead_share(shard.count(edge.CountRequest(exact=True)), self._writes.get(collection, 0))
             if threshold is not None and (share <= 0 or share < threshold):
                 self._after(collection)
                 return None
