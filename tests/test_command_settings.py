@@ -1,4 +1,4 @@
-"""``scrapy search``, ``scrapy mcp`` and ``scrapy export`` check their settings as a crawl does: a bad
+"""``scrapy search``, ``scrapy mcp``, ``scrapy export`` and ``scrapy compact`` check their settings as a crawl does: a bad
 value stops the command with one line naming it and exit status 2, before any store is opened."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ COMMANDS = [
     ["search", "how do routes work"],
     ["mcp"],
     ["export", "--to-edge", "elsewhere"],
+    ["compact"],
 ]
 
 

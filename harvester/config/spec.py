@@ -278,6 +278,10 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_QDRANT_COLLECTION", "harvester", Text(), "collection name (also `-a collection=`)",
             "Index", env="HARVESTER_QDRANT_COLLECTION"),
     Setting("HARVESTER_QDRANT_BATCH_SIZE", 256, POSITIVE, "points per upsert", "Index"),
+    # 0.15: a store rests at under 1/(1 - 0.15) = 1.18x its compacted size.
+    Setting("HARVESTER_QDRANT_COMPACT_SHARE", 0.15, SHARE, "share of the embedded store's point writes "
+            "that later ones overwrote or deleted, from which the end of a crawl rebuilds it with its live "
+            "points only, giving the space back (0: never; `scrapy compact` does it on demand)", "Index"),
     Setting("QDRANT_URL", None, Optional(Text(check=_http_url, words="URL")), "a Qdrant server to use instead of "
             "the local store", "Index", env="QDRANT_URL"),
     Setting("QDRANT_API_KEY", None, Optional(Text()), "the Qdrant server's API key", "Index",

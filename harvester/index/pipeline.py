@@ -13,6 +13,7 @@ from harvester.chunking.context import embedding_text
 from harvester.embedding.folder import ModelUnavailable, model_dimension, vector_name
 from harvester.embedding.models import backend_options, load_backend
 from harvester.index.engines import legacy_collections, legacy_message, open_store
+from harvester.index.engines.edge import EdgeStore
 from harvester.index.store import (
     CollectionMismatch,
     Point,
@@ -55,8 +56,9 @@ class IndexPipeline:
     ``harvester/index/aggregate_chunks_kept``. When the crawl closes, chunk copies that boilerplate
     now covers and pages found to be aggregates after they were written are deleted (all but an
     aggregate's chunks of its own text), and aliases found after a page was written are added to
-    its points.
-    Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``.
+    its points. Last, the embedded store is compacted when ``HARVESTER_QDRANT_COMPACT_SHARE`` of
+    its writes are dead (stats ``harvester/index/compaction/bytes_before``, ``.../bytes_after``,
+    ``.../seconds``).
     Re-crawls (with the Recrawl extension): loads every stored page's state from the collection
     when it opens; a page with the stored content hash and chunks is not written again (unless
     its ETag, Last-Modified or links changed); chunks without a vector (already stored) get their
@@ -81,6 +83,7 @@ class IndexPipeline:
         self._nodes = settings.getbool("HARVESTER_QDRANT_LLAMAINDEX_NODES")
         self._collection = settings.get("HARVESTER_QDRANT_COLLECTION")
         self._batch_size = settings.getint("HARVESTER_QDRANT_BATCH_SIZE")
+        self._compact_share = settings.getfloat("HARVESTER_QDRANT_COMPACT_SHARE")
         self._model_name = settings.get("HARVESTER_EMBEDDING_MODEL")
         self._backend = backend_options(settings)
         self._worker = Worker("harvester-index")
@@ -273,8 +276,23 @@ class IndexPipeline:
             if self._recrawl is None:
                 await self._close_client()
 
+    def _compact(self) -> None:
+        """Rebuild the embedded store's shard when re-crawls left too much of it dead."""
+        if not isinstance(self._client, EdgeStore) or not self._compact_share:
+            return
+        try:
+            done = self._client.compact(self._collection, self._compact_share)
+        except Exception:  # the store is left as it was: still whole, only larger
+            logger.exception("Could not compact collection %r", self._collection)
+            return
+        if done is not None:
+            self._stats.set_value("harvester/index/compaction/bytes_before", done.bytes_before)
+            self._stats.set_value("harvester/index/compaction/bytes_after", done.bytes_after)
+            self._stats.set_value("harvester/index/compaction/seconds", round(done.seconds, 3))
+
     async def _close_client(self) -> None:
         if self._client is not None:
+            await self._worker.run(self._compact)
             await self._worker.run(self._client.close)
             self._client = None
         self._worker.close()

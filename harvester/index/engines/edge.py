@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,16 @@ from typing import Any
 import qdrant_edge as edge
 
 from harvester.config.spec import SETTINGS
+from harvester.index.engines.compaction import (
+    Compaction,
+    dead_share,
+    disk_usage,
+    read_writes,
+    rebuild,
+    recover,
+    swap_into_place,
+    write_writes,
+)
 from harvester.index.engines.lease import Lease, LeaseTimeout
 from harvester.index.store import (
     SPARSE_VECTOR,
@@ -52,7 +63,7 @@ def edge_collections(path: str | Path) -> list[str]:
     root = edge_root(path)
     if not root.is_dir():
         return []
-    return sorted(d.name for d in root.iterdir() if (d / CONFIG_FILE).is_file())
+    return sorted(d.name for d in root.iterdir() if not d.name.startswith(".") and (d / CONFIG_FILE).is_file())
 
 
 def edge_filter(scope: Scope | None) -> edge.Filter | None:
@@ -81,6 +92,8 @@ class EdgeStore:
         self._lock = threading.RLock()
         self._shards: dict[str, Any] = {}
         self._leases: dict[str, Lease] = {}
+        # Point writes (upserts, payload rewrites, deletions) each open shard holds since it was built.
+        self._writes: dict[str, int] = {}
         self._closed = threading.Event()
         self._yielder = threading.Thread(target=self._yield_when_wanted, name="harvester-edge-lease",
                                          daemon=True)
@@ -107,10 +120,14 @@ class EdgeStore:
         except LeaseTimeout as exc:
             raise StoreUnavailable(str(exc)) from exc
         try:
+            recover(folder)
             shard = self._shards[collection] = edge.EdgeShard.load(str(folder))
         except Exception:
             lease.release()
             raise
+        writes = read_writes(folder)
+        # A shard from before the count was kept: counted from now, as if it had been written once.
+        self._writes[collection] = writes if writes is not None else shard.count(edge.CountRequest(exact=True))
         return shard
 
     def _lease(self, collection: str) -> Lease:
@@ -124,6 +141,12 @@ class EdgeStore:
         if shard is not None:
             shard.close()  # flushes
         self._leases[collection].release()
+
+    def _wrote(self, collection: str, points: int) -> None:
+        """Count ``points`` written to the open shard of ``collection`` (the caller holds the lock)."""
+        if points:
+            self._writes[collection] = self._writes.get(collection, 0) + points
+            write_writes(self._dir(collection), self._writes[collection])
 
     def _after(self, collection: str) -> None:
         """After an operation: hand the folder over if another process waits for it."""
@@ -179,6 +202,7 @@ class EdgeStore:
                     lease.acquire()
                 except LeaseTimeout as exc:
                     raise StoreUnavailable(str(exc)) from exc
+                recover(self._dir(collection))  # a compaction cut short between its renames
                 if not self.exists(collection):  # another process may have made it meanwhile
                     config = edge.EdgeConfig(
                         vectors={vector: edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine)},
@@ -189,6 +213,7 @@ class EdgeStore:
                         shard.update(edge.UpdateOperation.create_field_index(key, edge.PayloadSchemaType.Keyword))
                     shard.flush()
                     self._shards[collection] = shard
+                    self._writes[collection] = 0
                     return True
                 lease.release()
         config = self.config(collection)
@@ -206,27 +231,38 @@ class EdgeStore:
         return False
 
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
+        def write(shard: Any) -> None:
+            shard.update(edge.UpdateOperation.upsert_points(batch))
+            self._wrote(collection, len(batch))
         if points:
             batch = [edge.Point(p.id, _vectors(p), p.payload) for p in points]
-            self._run(collection, lambda s: s.update(edge.UpdateOperation.upsert_points(batch)))
+            self._run(collection, write)
 
     def overwrite_payloads(self, collection: str, points: Sequence[Point]) -> None:
         def write(shard: Any) -> None:
             for p in points:
                 shard.update(edge.UpdateOperation.overwrite_payload([p.id], p.payload))
+            self._wrote(collection, len(points))
         if points:
             self._run(collection, write)
 
     def set_metadata(self, collection: str, scope: Scope, values: dict[str, Any]) -> None:
-        self._run(collection, lambda s: s.update(
-            edge.UpdateOperation.set_payload_by_filter(edge_filter(scope), values, "metadata")))
+        def write(shard: Any) -> None:
+            changed = shard.count(edge.CountRequest(exact=True, filter=edge_filter(scope)))
+            shard.update(edge.UpdateOperation.set_payload_by_filter(edge_filter(scope), values, "metadata"))
+            self._wrote(collection, changed)
+        self._run(collection, write)
 
     def delete(self, collection: str, ids: Sequence[str] = (), scope: Scope | None = None) -> None:
         def remove(shard: Any) -> None:
             if ids:
                 shard.update(edge.UpdateOperation.delete_points(list(ids)))
+                self._wrote(collection, len(ids))
             if scope is not None and not scope.empty:
-                shard.update(edge.UpdateOperation.delete_points_by_filter(edge_filter(scope)))
+                matched = shard.count(edge.CountRequest(exact=True, filter=edge_filter(scope)))
+                if matched:
+                    shard.update(edge.UpdateOperation.delete_points_by_filter(edge_filter(scope)))
+                    self._wrote(collection, matched)
         self._run(collection, remove)
 
     def scroll(self, collection: str, scope: Scope | None = None, keys: Sequence[str] | None = None,
@@ -274,6 +310,40 @@ class EdgeStore:
         else:
             results = self._run(collection, lambda s: s.query_batch(edge.QueryBatchRequest(requests)))
         return [[Candidate(str(p.id), float(p.score), p.payload or {}) for p in points] for points in results]
+
+    def dead_share(self, collection: str) -> float:
+        """The share of the point writes ``collection``'s shard keeps on disk that are overwritten or
+        deleted since it was built (``harvester.index.engines.compaction``)."""
+        with self._lock:
+            live = self._run(collection, lambda s: s.count(edge.CountRequest(exact=True)))
+            return dead_share(live, self._writes.get(collection, 0))
+
+    def compact(self, collection: str, threshold: float | None = None) -> Compaction | None:
+        """Rebuild ``collection``'s shard with its live points only, when the dead share reaches
+        ``threshold`` (always when None); None when it did not. Holds the folder for the whole
+        rebuild: another process waits for it as for any other operation."""
+        with self._lock:
+            shard = self._shard(collection)
+            folder = self._dir(collection)
+            share = dead_share(shard.count(edge.CountRequest(exact=True)), self._writes.get(collection, 0))
+            if threshold is not None and (share <= 0 or share < threshold):
+                self._after(collection)
+                return None
+            started = time.perf_counter()
+            shard.flush()
+            before = disk_usage(folder)
+            built, points = rebuild(shard, folder)
+            self._shards.pop(collection)
+            shard.close()
+            try:
+                swap_into_place(built, folder)
+            finally:
+                self._leases[collection].release()
+            self._writes[collection] = points
+            done = Compaction(collection, points, share, before, disk_usage(folder), time.perf_counter() - started)
+        logger.info("Compacted %r: %d points, %.1f MB -> %.1f MB in %.2f s", collection, points,
+                    done.bytes_before / 1e6, done.bytes_after / 1e6, done.seconds)
+        return done
 
     def close(self) -> None:
         self._closed.set()
