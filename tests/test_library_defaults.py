@@ -8,7 +8,11 @@ import inspect
 
 from scrapy.settings import Settings
 
-from harvester.config.spec import PROFILE_SETTINGS, SETTINGS, defaults
+from harvester.config.spec import CONVERTERS, PROFILE_SETTINGS, SETTINGS, defaults
+from harvester.extract.converters import available_converters
+from harvester.extract.page import extract_page
+from harvester.extract.pdf import extract_pdf
+from harvester.extract.template import TemplateLearner
 from harvester.index.engines import open_store
 from harvester.index.engines.edge import EdgeStore
 from harvester.render.browser import launch_options
@@ -56,3 +60,17 @@ def test_profile_keys_are_read_with_their_settings_types() -> None:
     assert profile.delay_before_return_html == 1.5 and profile.page_timeout_ms == 2000
     assert profile.process_iframes is True and profile.fallback_enabled is False
     assert profile.download_delay == 2.0 and profile.wait_until == "commit"
+
+
+def test_the_extraction_defaults_are_the_spec_defaults() -> None:
+    min_chars = SETTINGS["HARVESTER_EXTRACTION_MIN_CHARS"].default
+    assert default_of(extract_page, "min_chars") == min_chars
+    assert default_of(extract_pdf, "min_chars") == min_chars
+    assert default_of(extract_page, "converter") == SETTINGS["HARVESTER_MARKDOWN_CONVERTER"].default
+    assert default_of(TemplateLearner, "sample") == SETTINGS["HARVESTER_TEMPLATE_SAMPLE"].default
+    assert TemplateLearner().sample == SETTINGS["HARVESTER_TEMPLATE_SAMPLE"].default
+
+
+def test_every_converter_the_spec_accepts_is_registered() -> None:
+    assert SETTINGS["HARVESTER_MARKDOWN_CONVERTER"].default in CONVERTERS
+    assert set(CONVERTERS) <= set(available_converters())
