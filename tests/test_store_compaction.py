@@ -194,7 +194,7 @@ def test_recrawls_stay_within_a_fresh_crawls_size_and_the_command_compacts(tmp_p
     sizes = []
     with SiteServer(routes=site.routes) as server:
         start = server.url + "docs/index.html"
-        for round_ in range(5):
+        for round_ in range(3):
             result = crawl("docs", start, work, settings=settings)
             assert result.returncode == 0, result.output[-3000:]
             sizes.append(store_size(work))
