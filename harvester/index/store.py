@@ -259,6 +259,9 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
             "aliases": list(getattr(page, "aliases", None) or ()),
             "near_duplicate_of": getattr(page, "near_duplicate_of", None),
             "boilerplate": bool(chunk.get("boilerplate")),
+            "author": getattr(page, "author", None),
+            "published": getattr(page, "published", None),
+            "modified": getattr(page, "modified", None),
         },
     }
     if nodes:
