@@ -125,3 +125,73 @@ def test_extract_page_carries_the_metadata() -> None:
     extracted = extract_page(html, "https://blog.test/post")
     assert (extracted.author, extracted.published, extracted.modified) == ("Ada", "2024-03-05", None)
     assert "Ada" not in extracted.markdown
+
+
+# -- Searching by date: both embedded engines' filters, the sort, the MCP service's arguments. --
+
+DATED = {  # url -> (published, modified)
+    "http://blog.test/new.html": ("2024-09-30", None),
+    "http://blog.test/zoned.html": ("2024-03-05T23:30:00Z", "2024-04-01"),
+    "http://blog.test/edited.html": (None, "2024-03-01T10:00:00Z"),
+    "http://blog.test/old.html": ("2023-06-05T12:00:00Z", None),
+    "http://blog.test/undated.html": (None, None),
+}
+
+
+@pytest.fixture(scope="module")
+def dated_service(tmp_path_factory, tiny_model):
+    from harvester.embedding.models import load_embedder
+    from harvester.index.engines import open_store
+    from harvester.index.store import chunk_point
+    from harvester.mcp_server.core import SearchService
+
+    embedder = load_embedder(tiny_model)
+    services = {}
+    for engine in ("edge", "local"):
+        store = open_store(None, None, str(tmp_path_factory.mktemp(engine)), engine)
+        store.ensure_collection("c", embedder.vector_name, embedder.dimension)
+        text = "Baking sourdough bread at home."
+        vector = embedder.encode([text], batch_size=1)[0]
+        store.upsert("c", [
+            chunk_point(f"00000000-0000-0000-0000-00000000000{i}", embedder.vector_name, vector, text,
+                        {"page_content": text, "metadata": {"source_url": url, "chunk_index": 0, "headings": [],
+                                                            "published": published, "modified": modified}})
+            for i, (url, (published, modified)) in enumerate(DATED.items())])
+        services[engine] = SearchService(store, embedder, "c")
+    yield services
+    for service in services.values():
+        service.close()
+
+
+def names(hits: list[dict]) -> list[str]:
+    return [hit["url"].rsplit("/", 1)[1].removesuffix(".html") for hit in hits]
+
+
+@pytest.mark.parametrize("engine", ["edge", "local"])
+@pytest.mark.parametrize(("since", "until", "found"), [
+    ("2024-03-01", None, ["edited", "new", "zoned"]),
+    # A modified date counts only when the page states no published date.
+    ("2024-03-31", "2024-04-30", []),
+    (None, "2024-03-05", ["edited", "old", "zoned"]),
+    ("2024-03-06T00:30:00+01:00", "2024-03-06", ["zoned"]),
+    ("2023-06-05T12:00:00Z", "2023-06-05T12:00:00Z", ["old"]),
+])
+def test_search_filters_by_the_pages_date(dated_service, engine, since, until, found):
+    hits = dated_service[engine].search("sourdough", k=10, since=since, until=until)
+    assert sorted(names(hits)) == found
+
+
+@pytest.mark.parametrize("engine", ["edge", "local"])
+def test_search_sorts_newest_first_with_undated_pages_last(dated_service, engine):
+    hits = dated_service[engine].search("sourdough", k=10, sort="date")
+    assert names(hits) == ["new", "zoned", "edited", "old", "undated"]
+    assert (hits[1]["published"], hits[1]["modified"]) == ("2024-03-05T23:30:00Z", "2024-04-01")
+
+
+def test_search_refuses_bad_dates_and_sorts(dated_service):
+    from harvester.mcp_server.core import ServiceError
+
+    with pytest.raises(ServiceError, match="not a date"):
+        dated_service["edge"].search("sourdough", since="last week")
+    with pytest.raises(ServiceError, match="sort must be"):
+        dated_service["edge"].search("sourdough", sort="oldest")
