@@ -46,6 +46,11 @@ class PageItem:
     # What the page classifier made of the response (harvester/extract/classify.py): content,
     # app_shell, empty or error_page (blocked pages and login walls are not stored).
     page_type: str = "content"
+    # The article's author(s) ("A, B") and its published and modified dates in ISO 8601 (UTC when the
+    # page gives a zone, a bare date as a date), as the page states them; None when it does not.
+    author: str | None = None
+    published: str | None = None
+    modified: str | None = None
 
 
 EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name not in ("vectors", "links")]

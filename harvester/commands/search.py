@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from scrapy.settings import Settings
 
-    from harvester.index.store import Store
+    from harvester.index.store import Scope, Store
 
 
 class Command(ScrapyCommand):
@@ -51,6 +51,12 @@ class Command(ScrapyCommand):
         parser.add_argument("--group-by", choices=("page", "chunk"), default="page",
                             help="page: one result per page, with its best chunk (default); "
                                  "chunk: the best chunks, several per page if they rank so")
+        parser.add_argument("--since", metavar="DATE",
+                            help="only pages dated on or after DATE (YYYY-MM-DD, or an ISO 8601 date and time): "
+                                 "their published date, else their modified date; undated pages are left out")
+        parser.add_argument("--until", metavar="DATE", help="only pages dated on or before DATE (as --since)")
+        parser.add_argument("--sort", choices=("relevance", "date"), default="relevance",
+                            help="relevance: best match first (default); date: the same results, newest first")
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         try:
@@ -67,6 +73,7 @@ class Command(ScrapyCommand):
             raise UsageError('give a query, e.g. scrapy search "how do I add a route"')
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
+        dates = date_scope(opts.since, opts.until)
         tune_process()
         assert self.settings is not None
         settings = index_settings(self.settings)
@@ -74,7 +81,7 @@ class Command(ScrapyCommand):
             return
         try:
             hits = self._search(settings, " ".join(args), opts.k, opts.collection, opts.mode,
-                                None if opts.group_by == "chunk" else "page")
+                                None if opts.group_by == "chunk" else "page", dates, opts.sort)
         except (ModelUnavailable, SearchError) as exc:
             print(f"harvester: error: {exc}", file=sys.stderr)
             self.exitcode = 1
@@ -82,7 +89,7 @@ class Command(ScrapyCommand):
         print(json.dumps(hits, ensure_ascii=False, indent=1) if opts.json else format_hits(hits))
 
     def _search(self, settings: Settings, query: str, k: int, collection: str | None, mode: str,
-                group_by: str | None) -> list[dict[str, Any]]:
+                group_by: str | None, scope: Scope | None = None, sort: str = "relevance") -> list[dict[str, Any]]:
         # Imported here: Scrapy imports every command module for every command, crawls included.
         from harvester.embedding.query import load_query_embedder
         from harvester.index.search import search
@@ -103,11 +110,28 @@ class Command(ScrapyCommand):
                 except CollectionMismatch as exc:
                     raise SearchError(f"{exc} (--dense still searches it)") from exc
             embedder = load_query_embedder(settings)
-            return search(store, collection, embedder, query, k, mode, group_by=group_by)
+            return search(store, collection, embedder, query, k, mode, group_by=group_by, scope=scope, sort=sort)
         except StoreUnavailable as exc:
             raise SearchError(str(exc)) from exc
         finally:
             store.close()
+
+
+def date_scope(since: str | None, until: str | None) -> Scope | None:
+    """The scope of ``--since``/``--until`` (None without either); UsageError for a bad date."""
+    if not (since or until):
+        return None
+    from harvester.index.search import date_bound
+    from harvester.index.store import Scope
+
+    try:
+        scope = Scope(since=date_bound(since) if since else None,
+                      until=date_bound(until, end=True) if until else None)
+    except ValueError as exc:
+        raise UsageError(str(exc), print_help=False) from None
+    if scope.since and scope.until and scope.since > scope.until:
+        raise UsageError("--since is after --until", print_help=False)
+    return scope
 
 
 def index_settings(settings: Settings) -> Settings:
@@ -153,5 +177,7 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
         snippet = " ".join(hit["text"].split())[:240]
         path = " > ".join(hit["heading_path"])
         more = f" ({hit['matches']} matching chunks)" if hit.get("matches", 1) > 1 else ""
+        byline = ", ".join(filter(None, (hit.get("author"), hit.get("published") or hit.get("modified"))))
+        more += f" ({byline})" if byline else ""
         blocks.append(f"{rank}. [{hit['score']:.3f}] {hit['title']}{more}\n   {hit['url']}\n   {path}\n   {snippet}")
     return "\n\n".join(blocks)

@@ -1,11 +1,15 @@
 """Page metadata read from the parsed document (Scrapy-free): title, language, description,
-canonical and base URL, breadcrumbs and headings."""
+canonical and base URL, article author and dates, breadcrumbs and headings."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from itertools import islice
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
+
+from lxml import etree
 
 from harvester.extract.profiles import GeneratorProfile, compile_css
 from harvester.markdown.grammar import Line, classify_lines, heading
@@ -13,8 +17,8 @@ from harvester.markdown.grammar import Line, classify_lines, heading
 if TYPE_CHECKING:
     from harvester.extract.main_element import Scan
 
-__all__ = ["absolute_url", "base_url", "collapse_space", "element_headings", "markdown_headings", "page_metadata",
-           "profile_breadcrumbs", "scanned_breadcrumbs"]
+__all__ = ["absolute_url", "article_metadata", "base_url", "collapse_space", "element_headings", "iso_date",
+           "markdown_headings", "page_metadata", "profile_breadcrumbs", "scanned_breadcrumbs"]
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _TITLE_SEPARATORS = (" — ", " – ", " | ", " - ", " · ", " :: ", " » ")
@@ -41,7 +45,8 @@ def collapse_space(s: str | None) -> str:
 
 
 def page_metadata(doc, url: str) -> dict:
-    """Title, language, description and canonical URL of the page (``breadcrumbs`` left empty)."""
+    """Title, language, description, canonical URL, author and dates (``article_metadata``) of the
+    page (``breadcrumbs`` left empty)."""
     # <title>, <meta> and <link> live in <head>: searching only there keeps
     # this cheap on large API pages.
     head = doc.find("head")
@@ -69,6 +74,7 @@ def page_metadata(doc, url: str) -> dict:
         "description": collapse_space(desc) or None,
         "canonical_url": absolute_url(url, canonical) if canonical else None,
         "breadcrumbs": [],
+        **article_metadata(doc, metas),
     }
 
 
@@ -82,6 +88,178 @@ def _pick_title(title_text: str, h1s: list[str]) -> str:
                 if head and any(head.casefold() == h1.casefold() for h1 in h1s):
                     return head
     return title_text or next((h1 for h1 in h1s if h1), "")
+
+
+# Meta tag names (lower-cased name or property) that carry an article's author and dates, best first.
+_PUBLISHED_METAS = ("article:published_time", "og:article:published_time", "datepublished", "dcterms.issued",
+                    "dc.date.issued", "dcterms.created", "dc.date.created", "dcterms.date", "dc.date", "date",
+                    "pubdate", "publish-date", "publish_date", "parsely-pub-date", "sailthru.date")
+_MODIFIED_METAS = ("article:modified_time", "og:article:modified_time", "og:updated_time", "datemodified",
+                   "dcterms.modified", "dc.date.modified")
+_AUTHOR_METAS = ("author", "article:author", "dcterms.creator", "dc.creator", "parsely-author", "sailthru.author")
+_JSONLD_DATES = {"published": "datePublished", "modified": "dateModified"}
+# Attribute nodes: one pass over the tree, much cheaper than testing every element's attributes.
+_ITEMPROPS = etree.XPath("//@itemprop")
+_MICRODATA = {"datePublished": "published", "dateModified": "modified", "author": "author"}
+
+
+def article_metadata(doc, metas: dict[str, str] | None = None) -> dict[str, str | None]:
+    """``author`` (names joined with ", "), ``published`` and ``modified`` (``iso_date``) of an article
+    page, each None when the page does not say: schema.org JSON-LD of an Article type, else meta
+    tags, else microdata, else JSON-LD of any type, else a ``<time datetime>`` in the article's header.
+    ``metas``: the head's meta tags by lower-cased name or property (read from ``doc`` when None)."""
+    if metas is None:
+        metas = _head_metas(doc)
+    article, other = _jsonld_article(doc)
+    found: dict[str, str | None] = {"author": None, "published": None, "modified": None}
+    for source in (article, _from_metas(metas)):
+        _fill(found, source)
+    if not all(found.values()):
+        _fill(found, _from_microdata(doc))
+    _fill(found, other)
+    if not (found["published"] or found["modified"]):
+        _fill(found, _from_header_time(doc))
+    return found
+
+
+def iso_date(value: str | None) -> str | None:
+    """``value`` (ISO 8601, or an RFC 2822 date as in feeds) as ISO 8601: a date and time in UTC
+    (``2024-03-05T09:30:00Z``) when it gives a zone, as written without one, a bare date as a date;
+    None when it is not a plausible date."""
+    text = (value or "").strip()
+    if not text or len(text) > 64:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("/", "-"))
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+    if not 1900 <= when.year <= 2200:
+        return None
+    # A date alone (what fromisoformat leaves at midnight without a zone) stays a date.
+    if len(text) <= 10 and "T" not in text and ":" not in text:
+        return when.date().isoformat()
+    if when.tzinfo is not None:
+        return when.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+    return when.isoformat(timespec="seconds")
+
+
+def _fill(found: dict[str, str | None], source: dict[str, str | None]) -> None:
+    for key, value in source.items():
+        if value and not found[key]:
+            found[key] = value
+
+
+def _head_metas(doc) -> dict[str, str]:
+    head = doc.find("head")
+    metas: dict[str, str] = {}
+    for m in head.iter("meta") if head is not None else ():
+        key = (m.get("name") or m.get("property") or "").strip().lower()
+        if key and key not in metas and m.get("content"):
+            metas[key] = m.get("content").strip()
+    return metas
+
+
+def _from_metas(metas: dict[str, str]) -> dict[str, str | None]:
+    published = next(filter(None, (iso_date(metas.get(k)) for k in _PUBLISHED_METAS)), None)
+    modified = next(filter(None, (iso_date(metas.get(k)) for k in _MODIFIED_METAS)), None)
+    # article:author is often a profile URL, twitter-style handles are not names.
+    author = next((v for k in _AUTHOR_METAS if (v := collapse_space(metas.get(k))) and _is_name(v)), None)
+    return {"author": author, "published": published, "modified": modified}
+
+
+def _is_name(text: str) -> bool:
+    return not (text.startswith(("http://", "https://", "@", "/")) or len(text) > 200)
+
+
+def _jsonld_article(doc) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """What the page's JSON-LD says of its article (an ``*Article`` or ``*Posting`` type), and of any
+    other typed object (a WebPage with dates)."""
+    objects: list[dict] = []
+    for script in doc.iter("script"):
+        if (script.get("type") or "").strip().lower() != "application/ld+json":
+            continue
+        try:
+            data = json.loads(script.text or "")
+        except (ValueError, TypeError, RecursionError):
+            continue
+        objects.extend(_walk_json(data))
+    ids = {o["@id"]: o for o in objects if isinstance(o.get("@id"), str) and len(o) > 1}
+    article: dict[str, str | None] = {}
+    other: dict[str, str | None] = {}
+    for obj in objects:
+        types = obj.get("@type")
+        types = [types] if isinstance(types, str) else [t for t in types or () if isinstance(t, str)]
+        if not types:
+            continue
+        target = article if any(t.endswith(("Article", "Posting")) for t in types) else other
+        found = {key: iso_date(obj.get(name)) if isinstance(obj.get(name), str) else None
+                 for key, name in _JSONLD_DATES.items()}
+        found["author"] = _jsonld_names(obj.get("author"), ids)
+        for key, value in found.items():
+            if value and not target.get(key):
+                target[key] = value
+    return article, other
+
+
+def _jsonld_names(author, ids: dict[str, dict]) -> str | None:
+    """A JSON-LD ``author``: a name, a Person or Organization (or a reference to one by ``@id``), or a
+    list of them."""
+    names = []
+    for one in author if isinstance(author, list) else [author]:
+        if isinstance(one, dict) and "name" not in one:
+            one = ids.get(one.get("@id"), one)
+        name = one.get("name") if isinstance(one, dict) else one
+        if isinstance(name, str) and (name := collapse_space(name)) and _is_name(name) and name not in names:
+            names.append(name)
+    return ", ".join(names) or None
+
+
+def _from_microdata(doc) -> dict[str, str | None]:
+    found: dict[str, str | None] = {"author": None, "published": None, "modified": None}
+    for prop in _ITEMPROPS(doc):
+        key = _MICRODATA.get(str(prop).strip())
+        if key is None or found[key]:
+            continue
+        el = prop.getparent()
+        if any("Comment" in (a.get("itemtype") or "") or a.get("itemprop") == "comment" for a in el.iterancestors()):
+            continue  # a comment's author and date are not the article's
+        if key == "author":
+            names = el.xpath(".//*[@itemprop='name']")
+            source = names[0] if names else el
+            name = collapse_space(source.get("content") or source.text_content())
+            found[key] = name if name and _is_name(name) else None
+        else:
+            found[key] = iso_date(el.get("content") or el.get("datetime") or el.text_content())
+    return found
+
+
+def _from_header_time(doc) -> dict[str, str | None]:
+    """The ``<time datetime>`` of an article's header, else of the header that holds the page's h1."""
+    found: dict[str, str | None] = {"published": None, "modified": None}
+    ranked = []
+    for el in doc.iter("time"):
+        if not el.get("datetime"):
+            continue
+        ancestors = list(el.iterancestors("header", "article"))
+        header = next((a for a in ancestors if a.tag == "header"), None)
+        if header is None:
+            continue
+        if any(a.tag == "article" for a in ancestors):
+            ranked.append((0, el))
+        elif header.find(".//h1") is not None:
+            ranked.append((1, el))
+    best = min((rank for rank, _ in ranked), default=None)
+    for rank, el in ranked:
+        if rank != best:
+            continue
+        classes = (el.get("class") or "").lower()
+        key = "modified" if "updated" in classes or "modified" in classes else "published"
+        if not found[key]:
+            found[key] = iso_date(el.get("datetime"))
+    return found
 
 
 def absolute_url(base: str, href: str) -> str | None:

@@ -75,6 +75,10 @@ class ExtractedPage:
     degraded: bool = False
     # Name of the detected generator profile ("sphinx-rtd", "docusaurus"...).
     generator: str | None = None
+    # The article's author(s) and ISO 8601 dates, as the page states them (metadata.article_metadata).
+    author: str | None = None
+    published: str | None = None
+    modified: str | None = None
 
 
 class NoContent(Exception):
@@ -323,4 +327,7 @@ def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generato
         quality=quality_score(md, degraded, text),
         degraded=degraded,
         generator=generator,
+        author=clean_text(meta["author"]) if meta.get("author") else None,
+        published=meta.get("published"),
+        modified=meta.get("modified"),
     )

@@ -43,6 +43,9 @@ def page_item(response: Response, page: ExtractedPage, verdict: Verdict, url: st
         aliases=aliases,
         links=list(response.meta.get(LINKS, ())),
         page_type=verdict.type.value,
+        author=page.author,
+        published=page.published,
+        modified=page.modified,
     )
 
 

@@ -19,12 +19,17 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    number of mediocre chunks. One result per page, its best chunk's text.
 
 ``group_by=None`` returns chunks instead, in fused order, identical texts collapsed.
+
+Dates: a scope's ``since``/``until`` keep the pages whose date (``published``, else ``modified``)
+falls in the range, in the store's filter, so the ``k`` results are the best of those pages.
+``sort="date"`` then orders those ``k`` newest first (undated last), rather than by relevance.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from harvester.index.engines import as_store
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
 MODES = ("hybrid", "dense", "sparse")
 FUSIONS = ("score", "minmax", "rrf")
 GROUPS = ("page", None)
+SORTS = ("relevance", "date")
 
 
 @dataclass(frozen=True)
@@ -62,15 +68,18 @@ DEFAULT_TUNING = SearchTuning()
 def search(
     client: Store | QdrantClient, collection: str, embedder: Embedder, query: str, k: int,
     mode: str = "hybrid", tuning: SearchTuning = DEFAULT_TUNING, *, group_by: str | None = "page",
-    scope: Scope | None = None,
+    scope: Scope | None = None, sort: str = "relevance",
 ) -> list[dict[str, Any]]:
     """The top ``k`` results for ``query``, best first: pages (``group_by="page"``, each with its
-    best chunk) or chunks (``group_by=None``, identical texts collapsed into the first).
+    best chunk) or chunks (``group_by=None``, identical texts collapsed into the first); with
+    ``sort="date"``, the same results newest first.
 
     ``client`` is a store (``harvester.index.engines.open_store``) or a ``QdrantClient``;
-    ``scope`` narrows the search (site, URL prefix, section)."""
+    ``scope`` narrows the search (site, URL prefix, section, date range)."""
     if mode not in MODES:
         raise ValueError(f"unknown search mode {mode!r}: one of {MODES}")
+    if sort not in SORTS:
+        raise ValueError(f"unknown sort {sort!r}: one of {SORTS}")
     if group_by not in GROUPS:
         raise ValueError(f"unknown grouping {group_by!r}: 'page' or None")
     if tuning.fusion not in FUSIONS:
@@ -88,7 +97,45 @@ def search(
         if len(results) >= k or max(len(dense_side), len(sparse_side)) < limit:
             break
         limit *= 4
-    return results
+    return by_date(results) if sort == "date" else results
+
+
+def by_date(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``results`` newest first by their date (``published``, else ``modified``); undated ones last,
+    in their order."""
+    dated = [r for r in results if result_date(r)]
+    dated.sort(key=lambda r: _instant(result_date(r) or ""), reverse=True)
+    return dated + [r for r in results if not result_date(r)]
+
+
+def result_date(result: dict[str, Any]) -> str | None:
+    """The date a result is filtered and sorted by: its page's ``published``, else ``modified``."""
+    return result.get("published") or result.get("modified")
+
+
+def _instant(iso: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return datetime.min.replace(tzinfo=UTC)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)  # the store reads zone-less dates as UTC
+
+
+def date_bound(text: str, *, end: bool = False) -> str:
+    """A ``--since`` (``end=False``) or ``--until`` (``end=True``) date or date and time as the store's
+    ISO 8601 bound: a bare date covers its whole day (UTC), a zone is turned into UTC. Raises
+    ValueError for anything else."""
+    text = text.strip()
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"not a date: {text!r} (use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM])") from None
+    if len(text) <= 10 and "T" not in text:
+        when = when.replace(hour=23, minute=59, second=59, microsecond=999999) if end else when
+        when = when.replace(tzinfo=UTC)
+    elif when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def candidates(
@@ -207,6 +254,9 @@ def hit(payload: dict[str, Any], score: float) -> dict[str, Any]:
         "score": round(float(score), 4),
         "heading_path": metadata.get("headings", []),
         "chunk_index": metadata.get("chunk_index"),
+        "author": metadata.get("author"),
+        "published": metadata.get("published"),
+        "modified": metadata.get("modified"),
         "text": payload.get("page_content", ""),
         "duplicates": 0,
     }

@@ -38,6 +38,10 @@ OLD_SPARSE_VECTORS = {"bm25": "CRC-32 ids of unstemmed words, from an earlier Ha
 # to ``page_content`` + ``metadata`` (LangChain's defaults), so both frameworks read the collection.
 NODE_CONTENT = "_node_content"
 NODE_TYPE = "_node_type"
+# The article dates in a point's payload (ISO 8601 strings, or null): a Datetime payload index each.
+PUBLISHED_KEY = "metadata.published"
+MODIFIED_KEY = "metadata.modified"
+DATE_KEYS = (PUBLISHED_KEY, MODIFIED_KEY)
 # The metadata keys a LlamaIndex node carries: what an answer needs to cite its source, kept short
 # because the node's JSON is stored in every point.
 NODE_METADATA_KEYS = ("source_url", "title", "section", "heading_path", "chunk_index", "domain")
@@ -52,10 +56,20 @@ class Scope:
     url_prefix: str | None = None
     section: str | None = None
     exclude_ids: tuple[str, ...] = ()
+    # ISO 8601 bounds, both inclusive, on a page's date: ``published``, else ``modified`` when the
+    # page states no publication date; a page with neither is outside any date range.
+    since: str | None = None
+    until: str | None = None
 
     @property
     def empty(self) -> bool:
-        return not (self.url or self.domain or self.url_prefix or self.section or self.exclude_ids)
+        return not (self.url or self.domain or self.url_prefix or self.section or self.exclude_ids
+                    or self.dated)
+
+    @property
+    def dated(self) -> bool:
+        """Whether the scope bounds the pages' dates (``since``, ``until``)."""
+        return bool(self.since or self.until)
 
     def matches(self) -> list[tuple[str, str]]:
         """``(payload key, value)`` pairs a point's payload must equal (each engine builds its own
@@ -259,6 +273,9 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
             "aliases": list(getattr(page, "aliases", None) or ()),
             "near_duplicate_of": getattr(page, "near_duplicate_of", None),
             "boilerplate": bool(chunk.get("boilerplate")),
+            "author": getattr(page, "author", None),
+            "published": getattr(page, "published", None),
+            "modified": getattr(page, "modified", None),
         },
     }
     if nodes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harvester.index.search import MODES, search
+from harvester.index.search import MODES, SORTS, date_bound, search
 from harvester.index.store import Scope, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 # Page-level keys returned by fetch (chunk-level keys such as chunk_index are left out).
 PAGE_KEYS = ("source_url", "title", "section", "domain", "breadcrumbs", "source_type", "content_hash",
-             "etag", "last_modified", "harvested_at", "aliases", "total_chunks")
+             "etag", "last_modified", "harvested_at", "aliases", "total_chunks", "author", "published", "modified")
 MAX_K = 50
 
 
@@ -44,21 +44,30 @@ class SearchService:
     def search(
         self, query: str, k: int = 5, collection: str | None = None, *, site: str | None = None,
         url_prefix: str | None = None, section: str | None = None, group_by_page: bool = True,
-        mode: str = "hybrid",
+        mode: str = "hybrid", since: str | None = None, until: str | None = None, sort: str = "relevance",
     ) -> list[dict[str, Any]]:
         """The top ``k`` pages, each with its best chunk and how many of its chunks matched (or,
         without ``group_by_page``, the top chunks) for ``query``; each with the URL, title, heading
-        path and text to cite."""
+        path and text to cite, and the page's author and dates. ``since``/``until``: dates (ISO 8601)
+        the page's published (else modified) date falls between; ``sort="date"``: newest first."""
         if not query.strip():
             raise ServiceError("the query is empty")
         if not 1 <= k <= MAX_K:
             raise ServiceError(f"k must be between 1 and {MAX_K}")
         if mode not in MODES:
             raise ServiceError(f"mode must be one of {', '.join(MODES)}")
+        if sort not in SORTS:
+            raise ServiceError(f"sort must be one of {', '.join(SORTS)}")
+        try:
+            first = date_bound(since) if since else None
+            last = date_bound(until, end=True) if until else None
+        except ValueError as exc:
+            raise ServiceError(str(exc)) from exc
         name = self._collection(collection)
-        scope = Scope(domain=site or None, url_prefix=url_prefix or None, section=section or None)
+        scope = Scope(domain=site or None, url_prefix=url_prefix or None, section=section or None,
+                      since=first, until=last)
         return search(self.store, name, self.embedder, query, k, mode, scope=scope,
-                      group_by="page" if group_by_page else None)
+                      group_by="page" if group_by_page else None, sort=sort)
 
     def fetch(self, url: str, collection: str | None = None) -> dict[str, Any]:
         """The page at ``url``: its Markdown, rebuilt from its chunks in order, and its metadata."""

@@ -46,13 +46,16 @@ def build_server(service: SearchService) -> MCPServer:
     @server.tool(name="search", description=(
         "Search the crawled documentation. Returns the best pages, each with its best chunk (or the best "
         "chunks with group_by_page=false), with "
-        "url, title, heading_path and text. Optional filters: site (domain, e.g. docs.example.com), "
-        "url_prefix, section."))
+        "url, title, heading_path, text, and the page's author, published and modified dates when it "
+        "states them. Optional filters: site (domain, e.g. docs.example.com), url_prefix, section, "
+        "since and until (dates, YYYY-MM-DD or ISO 8601, on the page's published date, else its modified "
+        "date; undated pages are left out). sort='date' orders the results newest first."))
     def search_tool(query: str, k: int = 5, collection: str | None = None, site: str | None = None,
                     url_prefix: str | None = None, section: str | None = None,
-                    group_by_page: bool = True) -> list[dict[str, Any]]:
+                    group_by_page: bool = True, since: str | None = None, until: str | None = None,
+                    sort: str = "relevance") -> list[dict[str, Any]]:
         return call(service.search, query, k, collection, site=site, url_prefix=url_prefix,
-                    section=section, group_by_page=group_by_page)
+                    section=section, group_by_page=group_by_page, since=since, until=until, sort=sort)
 
     @server.tool(name="fetch", description=(
         "A whole page by its URL: its Markdown, rebuilt from its chunks in order, and its metadata."))

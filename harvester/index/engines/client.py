@@ -12,6 +12,9 @@ from typing import Any
 from qdrant_client import models
 
 from harvester.index.store import (
+    DATE_KEYS,
+    MODIFIED_KEY,
+    PUBLISHED_KEY,
     SPARSE_VECTOR,
     Candidate,
     Point,
@@ -30,6 +33,11 @@ def client_filter(scope: Scope | None) -> models.Filter | None:
                        for key, value in scope.matches()]
     must += [models.FieldCondition(key=key, match=models.MatchPrefix(prefix=prefix))
              for key, prefix in scope.prefixes()]
+    if scope.dated:
+        def dated(key: str) -> models.FieldCondition:
+            return models.FieldCondition(key=key, range=models.DatetimeRange(gte=scope.since, lte=scope.until))
+        must.append(models.Filter(should=[dated(PUBLISHED_KEY), models.Filter(must=[
+            models.IsEmptyCondition(is_empty=models.PayloadField(key=PUBLISHED_KEY)), dated(MODIFIED_KEY)])]))
     must_not = [models.HasIdCondition(has_id=list(scope.exclude_ids))] if scope.exclude_ids else None
     return models.Filter(must=must or None, must_not=must_not)
 
@@ -51,9 +59,11 @@ class ClientStore:
     def ensure_collection(self, collection: str, vector: str, dimension: int) -> bool:
         created = ensure_collection(self.client, collection, vector, dimension, server=self.engine == "server")
         if created and self.engine == "server":
-            # Search filters by site and section; a server needs the indexes to do it fast.
+            # Search filters by site, section and date; a server needs the indexes to do it fast.
             for key in ("metadata.domain", "metadata.section"):
                 self.client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
+            for key in DATE_KEYS:
+                self.client.create_payload_index(collection, key, models.PayloadSchemaType.DATETIME)
         return created
 
     def dense_vectors(self, collection: str) -> dict[str, int]:

@@ -32,6 +32,9 @@ from harvester.index.engines.compaction import (
 )
 from harvester.index.engines.lease import Lease, LeaseTimeout
 from harvester.index.store import (
+    DATE_KEYS,
+    MODIFIED_KEY,
+    PUBLISHED_KEY,
     SPARSE_VECTOR,
     Candidate,
     CollectionMismatch,
@@ -46,7 +49,7 @@ from harvester.index.store import (
 logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "edge_config.json"
-# Filtered deletes (re-crawls) and search filters (site, section) use these.
+# Filtered deletes (re-crawls) and search filters (site, section) use these; dates get Datetime indexes.
 INDEXED_KEYS = ("metadata.source_url", "metadata.domain", "metadata.section")
 # How long an operation waits for another process to give the folder up, unless told.
 DEFAULT_WAIT: float = SETTINGS["HARVESTER_QDRANT_WAIT"].default
@@ -71,6 +74,11 @@ def edge_filter(scope: Scope | None) -> edge.Filter | None:
         return None
     must: list[Any] = [edge.FieldCondition(key=key, match=edge.MatchValue(value)) for key, value in scope.matches()]
     must += [edge.FieldCondition(key=key, match=edge.MatchPrefix(prefix)) for key, prefix in scope.prefixes()]
+    if scope.dated:
+        def dated(key: str) -> edge.FieldCondition:
+            return edge.FieldCondition(key=key, range=edge.RangeDateTime(gte=scope.since, lte=scope.until))
+        must.append(edge.Filter(should=[dated(PUBLISHED_KEY), edge.Filter(must=[
+            edge.IsEmptyCondition(PUBLISHED_KEY), dated(MODIFIED_KEY)])]))
     must_not = [edge.HasIdCondition(set(scope.exclude_ids))] if scope.exclude_ids else None
     return edge.Filter(must=must or None, must_not=must_not)
 
@@ -211,6 +219,8 @@ class EdgeStore:
                     shard = edge.EdgeShard.create(str(self._dir(collection)), config)
                     for key in INDEXED_KEYS:
                         shard.update(edge.UpdateOperation.create_field_index(key, edge.PayloadSchemaType.Keyword))
+                    for key in DATE_KEYS:
+                        shard.update(edge.UpdateOperation.create_field_index(key, edge.PayloadSchemaType.Datetime))
                     shard.flush()
                     self._shards[collection] = shard
                     self._writes[collection] = 0
