@@ -7,6 +7,7 @@ import gzip
 import time
 
 import pytest
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import HtmlResponse, Request, TextResponse, XmlResponse
 
 from harvester.spiders.sitemap import FEED_PAGE, SitemapSpider
@@ -220,3 +221,42 @@ def test_the_spider_finds_the_declared_feeds_else_guesses():
     assert list(spider._parse_sitemap(feed_response(HtmlResponse, BASE + "blog/feed", b"<html></html>",
                                                     **guessed[0].meta))) == []
     assert spider.crawler.stats.get_value("harvester/sitemap/invalid") is None
+
+
+class Engine:
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+
+    def crawl(self, request: Request) -> None:
+        self.requests.append(request)
+
+
+def idle(spider: SitemapSpider) -> list[Request]:
+    """The requests the spider adds when the crawl goes idle; it stays open exactly when it adds some."""
+    engine = spider.crawler.engine = Engine()
+    try:
+        spider._spider_idle()
+    except DontCloseSpider:
+        assert engine.requests
+    else:
+        assert not engine.requests
+    return engine.requests
+
+
+def test_once_idle_the_spider_reads_the_feeds_of_the_start_page_it_has():
+    home = b'<html><head><link rel="alternate" type="application/rss+xml" href="/feed/"></head></html>'
+    spider = make_spider(SitemapSpider, start=BASE)
+    spider.parse(html_response_with_status(BASE, home, 200))
+    assert [r.url for r in idle(spider)] == [BASE + "feed/"]
+    assert idle(spider) == [], "once"
+    # A 304 has no body: the start page is fetched again, past the duplicate filter.
+    spider = make_spider(SitemapSpider, start=BASE)
+    spider.parse(html_response_with_status(BASE, b"", 304))
+    [probe] = idle(spider)
+    assert probe.url == BASE and probe.dont_filter and probe.callback == spider._parse_start
+    # A start URL that is a sitemap or feed file is all there is to read.
+    assert idle(make_spider(SitemapSpider, start=BASE + "atom.xml")) == []
+
+
+def html_response_with_status(url: str, body: bytes, status: int) -> HtmlResponse:
+    return HtmlResponse(url, status=status, body=body, encoding="utf-8", request=Request(url))

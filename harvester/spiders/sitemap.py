@@ -167,10 +167,11 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
                 yield scrapy.Request(loc, callback=self._parse_sitemap, meta={DONT_EXTRACT: True})
             return
         found = 0
+        claimed_before = len(self._seen)  # with the pages skipped by their lastmod
         for loc in locations:
             found += 1
             yield scrapy.Request(self.request_url(loc), callback=self.parse, errback=self.page_failed)
-        self._sitemap_pages += found
+        self._sitemap_pages += len(self._seen) - claimed_before
         if not found:
             logger.warning("Sitemap %s lists no new page in scope", response.url)
 
@@ -242,9 +243,10 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         if self._start_feeds is not None:
             requests = list(self._feed_requests(self._start_feeds))
         else:
-            # A probe: not extracted, and its failure is no page's.
+            # A probe: not extracted, and its failure is no page's. Not filtered: the start page may
+            # have been requested as a page and answered 304 or failed.
             requests = [scrapy.Request(self.start_url, callback=self._parse_start, errback=self._start_unreadable,
-                                       meta={DONT_EXTRACT: True, PROBE: True})]
+                                       meta={DONT_EXTRACT: True, PROBE: True}, dont_filter=True)]
         if not requests:
             return
         for request in requests:
