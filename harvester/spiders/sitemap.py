@@ -13,6 +13,7 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import HtmlResponse
 from scrapy.spiders import SitemapSpider as ScrapySitemapSpider
 from scrapy.spiders.sitemap import iterloc
+from scrapy.utils.response import get_base_url
 from scrapy.utils.sitemap import Sitemap
 
 from harvester.meta import DONT_EXTRACT, PROBE
@@ -280,7 +281,7 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
             return []
         links = [(link.attrib.get("rel", ""), link.attrib.get("type", ""), link.attrib.get("href", ""))
                  for link in page_selector(response).css("link[href]")]
-        return declared_feeds(links, response.url)
+        return declared_feeds(links, get_base_url(response))
 
     def _is_start(self, url: str) -> bool:
         return self.url_rules.page_key(url) == self.url_rules.page_key(self.start_url)
