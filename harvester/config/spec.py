@@ -173,6 +173,10 @@ SPEC: tuple[Setting, ...] = (
             words="list of regexes"), "regexes of non-content URLs, never requested (see "
             "`harvester/urls/rules.py`)", "Discovery"),
     Setting("HARVESTER_SITE_MAX_DEPTH", 10, COUNT, "link depth of the `site` spider", "Discovery"),
+    Setting("HARVESTER_FEEDS_ENABLED", True, Bool(), "the `sitemap` spider also reads the site's RSS and Atom "
+            "feeds", "Discovery"),
+    Setting("HARVESTER_FEED_MAX_PAGES", 50, POSITIVE, "pages of one paginated feed the `sitemap` spider reads",
+            "Discovery"),
     Setting("HARVESTER_MAX_PAGES", 0, COUNT, "stop after this many pages (0 = no limit; also `-a max_pages=`)",
             "Discovery"),
     Setting("HARVESTER_PDF_ENABLED", True, Bool(), "PDF responses become pages, and links to `.pdf` files are "
