@@ -13,7 +13,8 @@ Each page is extracted by `extract_page` (the visible text of its Markdown, as i
 `trafilatura.extract` alone with the settings of trafilatura's own evaluation (`tests/eval_common.py`:
 no comments, tables, no formatting). Scored as trafilatura scores it: a `with` snippet found is a
 true positive, one missing a false negative, a `without` snippet found a false positive, one
-absent a true negative (whitespace-normalised substring match); precision, recall, accuracy (the
+absent a true negative (substring match once markup
+characters and whitespace are normalised on both sides, see `norm`); precision, recall, accuracy (the
 snippet accuracy) and F1 over all snippets of all pages. CPU: process time of each extraction,
 the two interleaved page by page; median and mean per page.
 """
@@ -43,7 +44,9 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.I)
 
 
 def norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+    """Text as compared: the Markdown punctuation `visible_text` drops (``#*_`|>\\[]!-``) dropped from
+    snippets and both outputs alike, whitespace collapsed."""
+    return visible_text(text)
 
 
 def decode(body: bytes) -> str:
