@@ -44,7 +44,7 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.I)
 
 
 def norm(text: str) -> str:
-    """Text as compared: the Markdown punctuation `visible_text` drops (``#*_`|>\\[]!-``) dropped from
+    r"""Text as compared: the Markdown punctuation `visible_text` drops (``#*_`|>\[]!-``) dropped from
     snippets and both outputs alike, whitespace collapsed."""
     return visible_text(text)
 

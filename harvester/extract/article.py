@@ -30,10 +30,12 @@ _COMMENTS = re.compile(
 _BOILERPLATE = re.compile(
     r"related|share|sharing|social|newsletter|subscri|signup|sign-up|author|byline|promo|recommend"
     r"|popular|most-?read|most-?viewed|trending|more-?stories|read-?more|read-?next|up-?next|also-?read"
-    r"|sponsor|advert|outbrain|taboola|sidebar|breadcrumb|dateline|credit|post-?meta|entry-?meta"
+    r"|sponsor|advert|outbrain|taboola|dateline|credit|post-?meta|entry-?meta"
     r"|article-?meta|meta-?data|tag-?list|tag-?cloud|tags-?links|categories|rating|follow|pagination"
-    r"|pager|navigation|menu|masthead|toolbar|jump-?to|skip-?link|donate|login|caption|utility|reading-?time"
+    r"|jump-?to|donate|login|caption|utility|reading-?time"
     r"|cat-?links|(?:prev|next)-?post|post-?nav|contributor|comments?-?(?:link|count)|(?:^|[\s_-])bio(?:$|[\s_-])", re.I)
+# Page chrome names: the generic cleaner keeps such a block when it holds prose, and so does this.
+_CHROME = re.compile(r"sidebar|breadcrumb|navigation|menu|pager|pagination|masthead|toolbar|skip-?link", re.I)
 # ...and short words only as a whole name ("tag-howto" is a WordPress post's tag, not a tag list).
 _BOILERPLATE_NAMES = frozenset({"ad", "ads", "meta", "tag", "tags", "nav", "footer", "bio", "about", "teaser",
                                 "teasers", "modal", "popup", "comments", "comment", "respond", "sources"})
@@ -44,7 +46,9 @@ _BOX_TAGS = frozenset({"div", "section", "ul", "ol", "dl", "p", "span", "figcapt
 _CONTENT = re.compile(
     r"article-?body|articlebody|article-?content|article-?text|entry-?content|post-?body|post-?content"
     r"|post-?text|story-?body|story-?content|main-?content|blog-?post|body-?text|rich-?text", re.I)
-_DROP_TAGS = ("aside", "footer", "figcaption")
+_DROP_TAGS = ("footer", "figcaption")
+# Non-link text from which an aside is prose (a note, a digression), as the generic cleaner judges it.
+_PROSE_CHARS = 200
 # Share of the element's text a block may hold and still be removed: more is the article.
 _MAX_SHARE = 0.4
 _LINK_LIST_TAGS = frozenset({"ul", "ol", "div", "section", "table", "dl"})
@@ -93,6 +97,8 @@ def _is_dateline(el: HtmlElement, tag: str) -> bool:
 def _is_boilerplate(el: HtmlElement, tag: str) -> bool:
     if tag in _DROP_TAGS:
         return True
+    if tag == "aside":
+        return not _holds_prose(el)
     if el.get("itemprop") in ("author", "publisher") or (el.get("itemtype") or "").endswith("/Person"):
         return True
     if tag not in _BOX_TAGS:
@@ -102,6 +108,8 @@ def _is_boilerplate(el: HtmlElement, tag: str) -> bool:
         return False
     if _BOILERPLATE.search(names):
         return True
+    if _CHROME.search(names):
+        return not _holds_prose(el)
     return not _BOILERPLATE_NAMES.isdisjoint(names.lower().split())
 
 
@@ -113,6 +121,10 @@ def _is_link_list(el: HtmlElement, tag: str) -> bool:
         return False
     linked = sum(_text_len(a) for a in el.iter("a"))
     return linked > _LINK_DENSITY * text
+
+
+def _holds_prose(el: HtmlElement) -> bool:
+    return _text_len(el) - sum(_text_len(a) for a in el.iter("a")) >= _PROSE_CHARS
 
 
 def _holds_title(el: HtmlElement) -> bool:
