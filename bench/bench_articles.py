@@ -143,7 +143,7 @@ def main() -> None:
                                 text=True).stdout.strip()
         options.json_out.write_text(json.dumps({
             "date": datetime.date.today().isoformat(), "commit": commit,
-            "corpus": "adbar/trafilatura tests/evaldata.json", "trafilatura": trafilatura.__version__,
+            "corpus": "adbar/trafilatura tests/evaldata.json", "trafilatura_version": trafilatura.__version__,
             "pages": pages, **figures}, indent=1) + "\n")
 
 
