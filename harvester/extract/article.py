@@ -1,0 +1,148 @@
+"""Article boilerplate inside a generic main element (Scrapy-free).
+
+A page no documentation generator wrote (a blog post, a news story, a help-centre article) is cut
+to its generic main element (``main``, ``[role=main]``, a single ``article``), which still holds
+what such sites put around the text: comment threads, related and most-read lists, share and
+newsletter boxes, author bios, bylines, datelines and photo credits. ``prune_article`` removes them
+the way content extractors decide it, by markup and not by site: comment sections by their
+conventional markup (WordPress, Blogger, Disqus, schema.org ``Comment``), blocks whose class or id
+names a widget (readability's "unlikely candidates"), asides and footers, and link lists (blocks
+mostly made of link text). A block holding a large share of the element's text or the page's
+``h1`` is never removed, so a wrapper with an odd class name cannot take the article with it.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+
+__all__ = ["prune_article"]
+
+# Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
+# Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
+_COMMENTS = re.compile(
+    r"(?:^|[\s_-])(?:comments?|commentlist|comment-?(?:list|thread|section|area|form|respond|wrap\w*)"
+    r"|respond|disqus\w*|reply-?form|fb-comments|discourse-comments)(?:$|[\s_-])", re.I)
+# Widget names of classes and ids: the words of readability's unlikely candidates plus the boxes news
+# and blog themes put around their articles, found inside a name ("related-posts", "share_box")...
+_BOILERPLATE = re.compile(
+    r"related|share|sharing|social|newsletter|subscri|signup|sign-up|author|byline|promo|recommend"
+    r"|popular|most-?read|most-?viewed|trending|more-?stories|read-?more|read-?next|up-?next|also-?read"
+    r"|sponsor|advert|outbrain|taboola|dateline|credit|post-?meta|entry-?meta"
+    r"|article-?meta|meta-?data|tag-?list|tag-?cloud|tags-?links|categories|rating|follow|pagination"
+    r"|jump-?to|donate|login|caption|utility|reading-?time"
+    r"|cat-?links|(?:prev|next)-?post|post-?nav|contributor|comments?-?(?:link|count)|(?:^|[\s_-])bio(?:$|[\s_-])", re.I)
+# Page chrome names: the generic cleaner keeps such a block when it holds prose, and so does this.
+_CHROME = re.compile(r"sidebar|breadcrumb|navigation|menu|pager|pagination|masthead|toolbar|skip-?link", re.I)
+# ...and short words only as a whole name ("tag-howto" is a WordPress post's tag, not a tag list).
+_BOILERPLATE_NAMES = frozenset({"ad", "ads", "meta", "tag", "tags", "nav", "footer", "bio", "about", "teaser",
+                                "teasers", "modal", "popup", "comments", "comment", "respond", "sources"})
+# Tags a widget box is made of; headings and links are named by their text (slugs), not as widgets.
+_BOX_TAGS = frozenset({"div", "section", "ul", "ol", "dl", "p", "span", "figcaption", "header", "small",
+                       "table", "li", "address", "time"})
+# Names of the article itself: a block so named is content whatever else its name says.
+_CONTENT = re.compile(
+    r"article-?body|articlebody|article-?content|article-?text|entry-?content|post-?body|post-?content"
+    r"|post-?text|story-?body|story-?content|main-?content|blog-?post|body-?text|rich-?text", re.I)
+_DROP_TAGS = ("footer", "figcaption")
+# Non-link text from which an aside is prose (a note, a digression), as the generic cleaner judges it.
+_PROSE_CHARS = 200
+# Share of the element's text a block may hold and still be removed: more is the article.
+_MAX_SHARE = 0.4
+_LINK_LIST_TAGS = frozenset({"ul", "ol", "div", "section", "table", "dl"})
+_LINK_DENSITY = 0.6
+
+
+def prune_article(main: HtmlElement) -> None:
+    """Remove comment sections, widget boxes, asides, footers and link lists from ``main``."""
+    total = _text_len(main)
+    if not total:
+        return
+    limit = total * _MAX_SHARE
+    doomed = []
+    for el in main.iterdescendants():
+        tag = el.tag
+        if not isinstance(tag, str):
+            continue
+        # A comment thread can be many times the post it follows: no share limit for it.
+        boxed = _is_comments(el, tag) or (
+            (_is_boilerplate(el, tag) or _is_link_list(el, tag) or _is_dateline(el, tag)) and _text_len(el) <= limit)
+        if boxed and not _holds_title(el):
+            doomed.append(el)
+    marked = set(doomed)
+    for el in dict.fromkeys(doomed):
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)
+
+
+def _is_comments(el: HtmlElement, tag: str) -> bool:
+    if el.get("itemprop") in ("comment", "comments") or (el.get("itemtype") or "").endswith("/Comment"):
+        return True
+    if tag not in _BOX_TAGS and tag != "aside":
+        return False
+    names = f"{el.get('class') or ''} {el.get('id') or ''}"
+    return bool(_COMMENTS.search(names)) and not _CONTENT.search(names)
+
+
+def _is_dateline(el: HtmlElement, tag: str) -> bool:
+    """A ``<time>`` standing alone (a dateline), not one inside a sentence."""
+    if tag != "time":
+        return False
+    parent = el.getparent()
+    return parent is None or _text_len(parent) < _text_len(el) + 40
+
+
+def _is_boilerplate(el: HtmlElement, tag: str) -> bool:
+    if tag in _DROP_TAGS:
+        return True
+    if tag == "aside":
+        return not _holds_prose(el)
+    if el.get("itemprop") in ("author", "publisher") or (el.get("itemtype") or "").endswith("/Person"):
+        return True
+    if tag not in _BOX_TAGS:
+        return False
+    names = f"{el.get('class') or ''} {el.get('id') or ''}".strip()
+    if not names or _CONTENT.search(names):
+        return False
+    if _BOILERPLATE.search(names):
+        return True
+    if _CHROME.search(names):
+        return not _holds_prose(el)
+    return not _BOILERPLATE_NAMES.isdisjoint(names.lower().split())
+
+
+def _is_link_list(el: HtmlElement, tag: str) -> bool:
+    if tag not in _LINK_LIST_TAGS:
+        return False
+    text = _text_len(el)
+    if not text:
+        return False
+    linked = sum(_text_len(a) for a in el.iter("a"))
+    return linked > _LINK_DENSITY * text
+
+
+def _holds_prose(el: HtmlElement) -> bool:
+    return _text_len(el) - sum(_text_len(a) for a in el.iter("a")) >= _PROSE_CHARS
+
+
+def _holds_title(el: HtmlElement) -> bool:
+    return next(el.iter("h1"), None) is not None
+
+
+def _text_len(el: HtmlElement) -> int:
+    return len("".join(el.itertext()).strip())
+
+
+def _drop(el: HtmlElement) -> None:
+    """Remove ``el`` and keep its tail text (the text after it belongs to its parent)."""
+    parent = el.getparent()
+    tail = el.tail
+    if tail and tail.strip():
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)

@@ -1,0 +1,147 @@
+"""Articles on the generic path (no network, no Scrapy): a blog post and a news story written the
+way blog and news themes write them, each checked for what its Markdown must hold (the article,
+its code listing as a fenced block, its table) and must not (comments, related and most-read
+lists, share, newsletter and author boxes, bylines, datelines, photo credits)."""
+from __future__ import annotations
+
+import pytest
+
+from harvester.extract.article import prune_article
+from harvester.extract.page import extract_page, parse_html
+
+PARA = ("Generators are lazy: each value is computed only when the loop asks for it, so a pipeline "
+        "of them holds one item in memory at a time however long the input is.")
+
+BLOG = f"""<!doctype html><html lang="en"><head><title>Lazy pipelines in Python - Dana's blog</title></head>
+<body><header class="site-header"><a href="/">Dana's blog</a></header>
+<main id="main" class="site-main">
+<article class="post-42 post type-post status-publish hentry category-python tag-generators">
+ <header class="entry-header"><h1 class="entry-title">Lazy pipelines in Python</h1>
+  <div class="entry-meta"><span class="byline">By Dana Scully</span>
+   <time datetime="2024-03-01">March 1, 2024</time></div></header>
+ <div class="entry-content">
+  <p>{PARA}</p>
+  <p>Here is the whole pipeline, three stages chained together:</p>
+  <pre><code class="language-python">def read(path):
+    with open(path) as f:
+        yield from f
+
+def numbers(lines):
+    for line in lines:
+        yield int(line)
+</code></pre>
+  <p>{PARA} The stages below were measured on a million lines.</p>
+  <table><thead><tr><th>stage</th><th>memory</th></tr></thead>
+   <tbody><tr><td>read</td><td>1 line</td></tr><tr><td>numbers</td><td>1 int</td></tr></tbody></table>
+  <p>That is the whole trick of streaming a file through generators.</p>
+ </div>
+ <div class="sharedaddy sd-sharing-enabled"><h3>Share this:</h3>
+  <ul><li><a href="/s/tw">Twitter</a></li><li><a href="/s/fb">Facebook</a></li></ul></div>
+ <div class="author-box"><p>Dana Scully writes about Python and data engineering for fun.</p></div>
+ <footer class="entry-footer">Posted in Python. Bookmark the permalink.</footer>
+</article>
+<section class="related-posts"><h3>You may also like</h3><ul>
+ <li><a href="/p/1">Ten asyncio tricks nobody told you about</a></li>
+ <li><a href="/p/2">Why I stopped using pandas for small files</a></li></ul></section>
+<div id="comments" class="comments-area"><h2 class="comments-title">3 thoughts on this post</h2>
+ <ol class="comment-list"><li class="comment"><p>Great post, but itertools.islice deserves a mention
+ here as well, it saved my own pipeline last year when the input grew past memory.</p></li>
+ <li class="comment"><p>Thanks Dana, I finally understand yield from after reading this explanation,
+ it is so much clearer than the official documentation on the subject.</p></li></ol>
+ <div id="respond" class="comment-respond"><h3>Leave a Reply</h3></div></div>
+</main></body></html>"""
+
+NEWS = f"""<!doctype html><html lang="en"><head><title>River floods the old town - Daily Courier</title></head>
+<body><nav class="top"><a href="/">Home</a><a href="/world">World</a></nav>
+<main>
+<div class="article-header"><h1>River floods the old town after three days of rain</h1>
+ <p class="byline">By Fox Mulder, Staff Reporter</p>
+ <p class="dateline"><time datetime="2024-05-02T08:00">May 2, 2024, 8:00 a.m.</time></p></div>
+<figure><img src="/flood.jpg" alt=""><figcaption>Water in the market square. Photo: Walter Skinner / Courier</figcaption></figure>
+<div class="article-body">
+ <p>The river rose above its banks on Tuesday night and flooded the streets of the old town, where
+ shop owners spent the morning carrying their stock to upper floors. {PARA}</p>
+ <div class="newsletter-signup"><p>Get the morning briefing in your inbox every day.</p>
+  <p>Sign up for our free newsletter today.</p></div>
+ <p>The mayor said the pumps would run through the night and asked residents to stay away from the
+ embankment until the water level falls below the warning mark.</p>
+</div>
+<div class="most-read"><h2>Most read</h2><ol>
+ <li><a href="/a/1">Council approves the new bridge budget</a></li>
+ <li><a href="/a/2">Local bakery wins national award</a></li>
+ <li><a href="/a/3">Train services cut for the summer</a></li></ol></div>
+</main></body></html>"""
+
+
+@pytest.fixture(scope="module")
+def blog() -> str:
+    return extract_page(BLOG, "http://127.0.0.1:18300/2024/03/lazy-pipelines/").markdown
+
+
+@pytest.fixture(scope="module")
+def news() -> str:
+    return extract_page(NEWS, "http://127.0.0.1:18300/news/flood").markdown
+
+
+def test_a_blog_post_keeps_its_text_code_listing_and_table(blog: str) -> None:
+    assert "# Lazy pipelines in Python" in blog
+    assert "Generators are lazy" in blog
+    assert "```python\ndef read(path):\n    with open(path) as f:\n        yield from f\n" in blog
+    assert "| stage | memory |" in blog
+    assert "| numbers | 1 int |" in blog
+    assert "That is the whole trick" in blog
+
+
+@pytest.mark.parametrize("chrome", [
+    "itertools.islice",            # a comment
+    "thoughts on this post",       # the comment section's heading
+    "Leave a Reply",               # the reply form
+    "Ten asyncio tricks",          # related posts
+    "Share this",                  # share box
+    "Twitter",
+    "writes about Python and data",  # author box
+    "By Dana Scully",              # byline
+    "March 1, 2024",               # dateline
+])
+def test_a_blog_post_leaves_out_comments_related_posts_and_boxes(blog: str, chrome: str) -> None:
+    assert chrome not in blog
+
+
+def test_a_news_story_keeps_its_text(news: str) -> None:
+    assert "River floods the old town" in news
+    assert "The river rose above its banks" in news
+    assert "The mayor said the pumps" in news
+
+
+@pytest.mark.parametrize("chrome", [
+    "Most read", "Council approves",                 # most-read list
+    "morning briefing", "free newsletter",           # newsletter box
+    "Photo: Walter Skinner",                         # photo credit
+    "By Fox Mulder",                                 # byline
+    "May 2, 2024",                                   # dateline
+])
+def test_a_news_story_leaves_out_lists_boxes_bylines_and_credits(news: str, chrome: str) -> None:
+    assert chrome not in news
+
+
+def test_a_thread_longer_than_its_post_goes_whatever_its_size() -> None:
+    comments = "".join(f'<li class="comment"><p>Comment number {i} says the post is right about it.</p></li>'
+                       for i in range(40))
+    root = parse_html(f'<html><body><article><h1>Short</h1><p>{PARA}</p>'
+                      f'<div id="disqus_thread"><ol>{comments}</ol></div></article></body></html>')
+    article = root.find(".//article")
+    prune_article(article)
+    text = article.text_content()
+    assert "Generators are lazy" in text
+    assert "Comment number" not in text
+
+
+def test_a_wrapper_with_a_widget_name_that_holds_the_article_stays() -> None:
+    root = parse_html(f'<html><body><main><div class="post-with-sidebar share-enabled"><h2>Title</h2>'
+                      f'<p>{PARA}</p><p>{PARA}</p></div><div class="share"><a href="/t">Tweet</a></div>'
+                      '</main></body></html>')
+    main = root.find(".//main")
+    prune_article(main)
+    text = main.text_content()
+    assert "Generators are lazy" in text
+    assert "Tweet" not in text
