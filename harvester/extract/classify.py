@@ -492,28 +492,20 @@ class ListingShape:
             region = doc.find("body")
         if region is None:
             return cls()
-        links, items = _runs(region, _bare_host(url))
-        outer = [item for item in items if not any(a in items for a in item.iterancestors())]
-        if len(outer) < LISTING_HINTED_ITEMS:
-            return cls()
-        kept = set(outer)
-        pages = {href for href, holders in links if not kept.isdisjoint(holders)}
+        items = _runs(region, _bare_host(url))
+        pages = {_page_key(title) for _, title in items.values()}
         if len(pages) < LISTING_HINTED_ITEMS:
             return cls()
-        item_chars = sum(items[item] for item in outer)
-        enough = item_chars + LISTING_OWN_TEXT + 1
-        content = _visible_texts(region, text_enough=enough, content_enough=enough)[1]
-        return cls(items=len(pages), item_chars=item_chars, own_chars=max(0, len(content) - item_chars),
-                   article_h1=_heads_an_article(h1, kept))
+        outer = {item for item in items if not any(a in items for a in item.iterancestors())}
+        item_chars = sum(items[item][0] for item in outer)
+        return cls(items=len(pages), item_chars=item_chars, own_chars=_own_chars(region, outer, LISTING_OWN_TEXT),
+                   article_h1=_heads_an_article(h1, outer))
 
 
-def _runs(region: lxml.html.HtmlElement, host: str | None
-          ) -> tuple[list[tuple[str, list[lxml.html.HtmlElement]]], dict[lxml.html.HtmlElement, int]]:
-    """The titled site links of ``region`` outside its navigation (each with the elements above
-    it, up to _ITEM_DEPTH), and the elements that are items of a run (``ListingShape``), outer and
-    inner ones alike, with their text's length."""
+def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[lxml.html.HtmlElement, tuple[int, str]]:
+    """The elements of ``region`` that are items of a run (``ListingShape``), outer and inner ones
+    alike, with their text's length and their title link's href."""
     navigation: dict[lxml.html.HtmlElement, bool] = {}
-    links: list[tuple[str, list[lxml.html.HtmlElement]]] = []
     # (parent, tag of the children) -> each child holding a titled site link, with its first one
     groups: dict[tuple[lxml.html.HtmlElement, str], dict[lxml.html.HtmlElement, lxml.html.HtmlElement]] = {}
     looked = 0
@@ -537,18 +529,45 @@ def _runs(region: lxml.html.HtmlElement, host: str | None
         # line of text are not, their line may be.
         if holders and next(link.iter(*_CARD_BLOCKS), None) is None:
             holders.pop(0)
-        holders = holders[:_ITEM_DEPTH]
-        if holders:
-            links.append((href.strip(), holders))  # type: ignore[union-attr]  # a site link has an href
-        for holder in holders:
+        for holder in holders[:_ITEM_DEPTH]:
             groups.setdefault((holder.getparent(), holder.tag), {}).setdefault(holder, link)
-    items: dict[lxml.html.HtmlElement, int] = {}
+    items: dict[lxml.html.HtmlElement, tuple[int, str]] = {}
     for members in groups.values():
         if len(members) >= 2:
-            found = {member: chars for member, title in members.items() if (chars := _item_chars(member, title))}
+            found = {member: (chars, title.get("href", "")) for member, title in members.items()
+                     if (chars := _item_chars(member, title))}
             if len(found) >= 2:
                 items.update(found)
-    return links, items
+    return items
+
+
+def _page_key(href: str) -> str:
+    """The page a site link leads to, however it is written (absolute or not)."""
+    try:
+        parts = urlsplit(href.strip())
+    except ValueError:
+        return href
+    return f"{parts.path.rstrip('/')}?{parts.query}"
+
+
+def _own_chars(region: lxml.html.HtmlElement, items: set[lxml.html.HtmlElement], enough: int) -> int:
+    """The length of ``region``'s visible text outside ``items`` and navigation, counted until it
+    passes ``enough``."""
+    chars = 0
+    todo = [region]
+    while todo and chars <= enough:
+        el = todo.pop()
+        if el.text and not el.text.isspace():
+            chars += len(" ".join(el.text.split())) + 1
+        for child in el:
+            if child.tail and not child.tail.isspace():
+                chars += len(" ".join(child.tail.split())) + 1
+            tag = child.tag
+            if (not isinstance(tag, str) or tag in _INVISIBLE or child in items
+                    or (_is_navigation(child, tag) and not _is_entry_part(child))):
+                continue
+            todo.append(child)
+    return max(0, chars - 1)
 
 
 def _in_navigation(el: lxml.html.HtmlElement | None, region: lxml.html.HtmlElement,
@@ -564,9 +583,14 @@ def _in_navigation(el: lxml.html.HtmlElement | None, region: lxml.html.HtmlEleme
         path.append(el)
         el = el.getparent()
     for ancestor in reversed(path):
-        found = found or _is_navigation(ancestor, ancestor.tag)
+        found = found or (_is_navigation(ancestor, ancestor.tag) and not _is_entry_part(ancestor))
         known[ancestor] = found
     return found
+
+
+def _is_entry_part(el: lxml.html.HtmlElement) -> bool:
+    """A header or footer of an <article> or <section> (a post's title and tags): no landmark."""
+    return el.tag in ("header", "footer") and any(a.tag in ("article", "section") for a in el.iterancestors())
 
 
 def _item_chars(member: lxml.html.HtmlElement, title: lxml.html.HtmlElement) -> int:
