@@ -17,7 +17,7 @@ The verdict decides whether a page is stored, and whether the browser is tried
 A listing is told by its structure, not by its URL or its vendor's class names: most of its main
 content is a run of similar items (each led by a link to a page of the same site, its title, with
 maybe a date or an excerpt) and it has little text of its own; pagination links, a title such as
-"Tag: ..." or "Archives" and a schema.org CollectionPage let fewer items do. A page of a generator
+"Tag: ..." or "Archives", a schema.org CollectionPage and a breadcrumb trail let fewer items do. A page of a generator
 that writes every page whole (Sphinx, MkDocs...: its section indexes are documentation) is never one.
 
 The rules only fire on short pages: a long article that mentions a captcha or a login form is
@@ -71,7 +71,7 @@ NAV_ONLY_TEXT = 80
 # A search page keeps at most this much extracted text (a title, a hint, a form).
 SEARCH_TEXT = 600
 # A listing: at least this many items (links to pages of the site), or LISTING_HINTED_ITEMS with
-# pagination, an archive title or a collection schema; at most LISTING_OWN_TEXT characters of main
+# pagination, an archive title, a collection schema or a breadcrumb trail; at most LISTING_OWN_TEXT characters of main
 # content outside the items (a title, a one-line description, an author's short bio), ARTICLE_OWN_TEXT
 # when the page's h1 heads an <article> of its own (a short post followed by related posts); and
 # items holding at least twice that text.
@@ -256,7 +256,7 @@ class Signals:
     listing_items: int = 0  # the pages they link to
     listing_item_chars: int = 0
     listing_own_chars: int = 0  # the main content's text outside them (counted up to what decides)
-    listing_hints: tuple[str, ...] = ()  # "pagination", "archive_title", "collection_schema"
+    listing_hints: tuple[str, ...] = ()  # "pagination", "archive_title", "collection_schema", "breadcrumb"
     article_h1: bool = False  # the h1 heads an <article> that is not one of the items
 
     @property
@@ -326,6 +326,7 @@ class Signals:
                 ("pagination", lambda: bool(_PAGINATION(doc))),
                 ("archive_title", lambda: bool(_ARCHIVE_TITLE.search(h1) or _ARCHIVE_TITLE.search(title))),
                 ("collection_schema", lambda: _collection_schema(doc, json_ld)),
+                ("breadcrumb", lambda: bool(_BREADCRUMB(doc)) or any("BreadcrumbList" in text for text in json_ld)),
             ) if found()]
         return cls(
             title=title, h1=h1, text=text, text_chars=len(text),
@@ -558,7 +559,7 @@ def _own_chars(region: lxml.html.HtmlElement, items: set[lxml.html.HtmlElement],
     while todo and chars <= enough:
         el = todo.pop()
         if el.text and not el.text.isspace():
-            chars += len(" ".join(el.text.split())) + 1
+            chars += len(" ".join(el.text.split())) + 1  # one space between texts
         for child in el:
             if child.tail and not child.tail.isspace():
                 chars += len(" ".join(child.tail.split())) + 1
@@ -567,7 +568,7 @@ def _own_chars(region: lxml.html.HtmlElement, items: set[lxml.html.HtmlElement],
                     or (_is_navigation(child, tag) and not _is_entry_part(child))):
                 continue
             todo.append(child)
-    return max(0, chars - 1)
+    return chars
 
 
 def _in_navigation(el: lxml.html.HtmlElement | None, region: lxml.html.HtmlElement,
@@ -675,6 +676,10 @@ _ARCHIVE_TITLE = re.compile(
     r"|\b(archives?|page \d+( of \d+)?)\s*($|[|\-\u2013\u2014:\u00b7])",
     re.IGNORECASE,
 )
+# A help centre's category and section pages sit under a trail (Home > Category > Section).
+_BREADCRUMB = etree.XPath(
+    "boolean(//*[contains(translate(@class, 'B', 'b'), 'breadcrumb') or contains(translate(@id, 'B', 'b'), "
+    "'breadcrumb') or contains(translate(@aria-label, 'B', 'b'), 'breadcrumb')])")
 _COLLECTION_TYPE = re.compile(
     r'"@type"\s*:\s*(\[[^\]]*?)?"(https?://schema\.org/)?(CollectionPage|SearchResultsPage|ItemList)"')
 _COLLECTION_ITEMTYPE = etree.XPath(
