@@ -153,6 +153,11 @@ def test_each_listing_is_told_by_its_items_or_by_a_hint_with_fewer() -> None:
     schema = '<script type="application/ld+json">{"@context":"https://schema.org","@type":["WebPage","CollectionPage"]}</script>'
     hinted = untitled.replace("</head>", schema + "</head>")
     assert classify_page(hinted, extracted_chars=1000, url=url).reason == "collection_schema"
+    # A help centre's section of three articles sits under its breadcrumb trail.
+    three = HC_SECTION.replace(hc_article_link(3), "").replace(hc_article_link(4), "").replace(
+        hc_article_link(5), "").replace(hc_article_link(6), "").replace(hc_article_link(7), "").replace(
+        '<nav class="pagination"><a href="?page=2" rel="next">Next ›</a></nav>', "")
+    assert classify_page(three, extracted_chars=1000, url=url).reason == "breadcrumb"
 
 
 @pytest.mark.parametrize("html", [HC_ARTICLE, SHORT_POST, DOCS_SECTION_INDEX],
