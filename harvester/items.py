@@ -44,7 +44,7 @@ class PageItem:
     # gets a 304 for the page can still follow them.
     links: list[str] = field(default_factory=list)
     # What the page classifier made of the response (harvester/extract/classify.py): content,
-    # app_shell, empty or error_page (blocked pages and login walls are not stored).
+    # app_shell, empty or error_page (blocked pages, login walls, search pages and listings are not stored).
     page_type: str = "content"
     # The article's author(s) ("A, B") and its published and modified dates in ISO 8601 (UTC when the
     # page gives a zone, a bare date as a date), as the page states them; None when it does not.

@@ -4,13 +4,21 @@
 fetched without running its scripts), ``blocked`` (a captcha, an "Access Denied" or "Too Many
 Requests" page, a Cloudflare challenge, even when served with status 200), ``login_wall``,
 ``search_page`` (a site's search form or search results, not a page about searching),
-``error_page`` (an error status, or a "page not found" page served with 200) or ``empty``.
+``listing`` (a tag, category, author or date archive, a paginated index, search results, a help
+centre's category or section page: navigation, whose links are followed), ``error_page`` (an error
+status, or a "page not found" page served with 200) or ``empty``.
 
 A page whose text is only navigation (menus, sidebars, headers, footers: ``navigation_only``) has
 no content: it is ``empty``, or an ``app_shell`` when it runs scripts, whatever its extraction kept
 (a single-page app's static HTML often holds its menus and an empty mount point).
 The verdict decides whether a page is stored, and whether the browser is tried
 (``harvester.render.policy``).
+
+A listing is told by its structure, not by its URL or its vendor's class names: most of its main
+content is a run of similar items (each led by a link to a page of the same site, its title, with
+maybe a date or an excerpt) and it has little text of its own; pagination links, a title such as
+"Tag: ..." or "Archives", a schema.org CollectionPage and a breadcrumb trail let fewer items do. A page of a generator
+that writes every page whole (Sphinx, MkDocs...: its section indexes are documentation) is never one.
 
 The rules only fire on short pages: a long article that mentions a captcha or a login form is
 content. They are markers, not a model, so every rule is listed here and tested
@@ -22,11 +30,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from urllib.parse import urlsplit
 
 import lxml.html
 from lxml import etree
 
 from harvester.extract.parser import document_fromstring
+from harvester.extract.profiles import profile_by_name
 
 
 class PageType(str, Enum):  # noqa: UP042 (a StrEnum's str() would change the reports' text)
@@ -35,12 +45,13 @@ class PageType(str, Enum):  # noqa: UP042 (a StrEnum's str() would change the re
     BLOCKED = "blocked"
     LOGIN_WALL = "login_wall"
     SEARCH_PAGE = "search_page"
+    LISTING = "listing"
     ERROR_PAGE = "error_page"
     EMPTY = "empty"
 
 
 # Pages kept out of the index whatever their extraction gave.
-NOT_INDEXED = (PageType.BLOCKED, PageType.LOGIN_WALL, PageType.SEARCH_PAGE)
+NOT_INDEXED = (PageType.BLOCKED, PageType.LOGIN_WALL, PageType.SEARCH_PAGE, PageType.LISTING)
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,19 @@ SHELL_TEXT = 300
 NAV_ONLY_TEXT = 80
 # A search page keeps at most this much extracted text (a title, a hint, a form).
 SEARCH_TEXT = 600
+# A listing: at least this many items (links to pages of the site), or LISTING_HINTED_ITEMS with
+# pagination, an archive title, a collection schema or a breadcrumb trail; at most LISTING_OWN_TEXT characters of main
+# content outside the items (a title, a one-line description, an author's short bio), ARTICLE_OWN_TEXT
+# when the page's h1 heads an <article> of its own (a short post followed by related posts); and
+# items holding at least twice that text.
+LISTING_ITEMS = 4
+LISTING_HINTED_ITEMS = 2
+LISTING_OWN_TEXT = 400
+ARTICLE_OWN_TEXT = 150
+# An item longer than this is a section of an article or a whole post, not an entry of a listing.
+ITEM_TEXT = 1000
+# Links of the main content looked at (a listing's page has tens of them; a long page's cost is capped).
+LISTING_LINKS = 200
 
 # Elements single-page-app frameworks mount into: React (create-react-app, Vite), Vue, Next.js,
 # Nuxt, Gatsby, Angular, Svelte(Kit), Quasar, Docsify, Ember.
@@ -113,23 +137,27 @@ _ROLE_MAIN = etree.XPath("boolean(.//*[@role='main'])")
 
 
 def classify_page(html: str | bytes, status: int = 200, *, extracted_chars: int | None = None,
-                  doc: lxml.html.HtmlElement | None = None) -> Verdict:
+                  doc: lxml.html.HtmlElement | None = None, url: str | None = None,
+                  generator: str | None = None) -> Verdict:
     """The verdict for one HTML response.
 
     ``extracted_chars``: the length of the Markdown extraction kept, or 0 when extraction found
     nothing (None when not tried); a page with scripts and no extracted content is an app shell.
     ``doc``: the page's parsed tree, when the caller has it (it is only read).
+    ``url``: the page's URL (a listing's items link to its own host); ``generator``: the extraction
+    profile that recognised the page, if one did.
     """
     if doc is None:
         doc = _parse(html)
     if doc is None:
         return Verdict(PageType.EMPTY, "unparsable")
-    return decide(read_signals(doc, html), status, extracted_chars)
+    return decide(read_signals(doc, html, url), status, extracted_chars, generator)
 
 
-def decide(page: Signals, status: int = 200, extracted_chars: int | None = None) -> Verdict:
+def decide(page: Signals, status: int = 200, extracted_chars: int | None = None,
+           generator: str | None = None) -> Verdict:
     """The verdict from a page's signals (``read_signals``, taken before extraction changes the
-    tree) and what extraction kept."""
+    tree), what extraction kept and the generator profile that recognised the page."""
     scripts = page.has_scripts
     if status == 429 or (status == 403 and page.short):
         return Verdict(PageType.BLOCKED, f"status_{status}", scripts)
@@ -158,6 +186,9 @@ def decide(page: Signals, status: int = 200, extracted_chars: int | None = None)
     shell = _shell_reason(page)
     if shell and (page.text_chars <= SHELL_TEXT or extracted_chars == 0):
         return Verdict(PageType.APP_SHELL, shell, True)
+    listing = _listing_reason(page)
+    if listing and not _writes_pages_whole(generator):
+        return Verdict(PageType.LISTING, listing, scripts)
     if extracted_chars == 0 or page.text_chars == 0:
         if scripts and page.text_chars <= SHELL_TEXT:
             return Verdict(PageType.APP_SHELL, "scripts_no_text", True)
@@ -165,9 +196,30 @@ def decide(page: Signals, status: int = 200, extracted_chars: int | None = None)
     return Verdict(PageType.CONTENT, "content", scripts)
 
 
-def read_signals(doc: lxml.html.HtmlElement, html: str | bytes = "") -> Signals:
-    """What the rules look at, read from the parsed page (which is not changed)."""
-    return Signals.read(doc, html)
+def read_signals(doc: lxml.html.HtmlElement, html: str | bytes = "", url: str | None = None) -> Signals:
+    """What the rules look at, read from the parsed page (which is not changed); ``url`` tells the
+    links to the page's own site from the others (without it every link counts as the site's)."""
+    return Signals.read(doc, html, url)
+
+
+def _listing_reason(page: Signals) -> str | None:
+    """Why the page is a listing, or None: enough items, holding most of its text."""
+    items = page.listing_items
+    if items < LISTING_HINTED_ITEMS or (items < LISTING_ITEMS and not page.listing_hints):
+        return None
+    own = page.listing_own_chars
+    if own > (ARTICLE_OWN_TEXT if page.article_h1 else LISTING_OWN_TEXT) or page.listing_item_chars < 2 * own:
+        return None
+    return page.listing_hints[0] if page.listing_hints else "repeated_items"
+
+
+def _writes_pages_whole(generator: str | None) -> bool:
+    if not generator:
+        return False
+    try:
+        return profile_by_name(generator).writes_pages_whole
+    except KeyError:
+        return False
 
 
 def _shell_reason(page: Signals) -> str | None:
@@ -200,6 +252,12 @@ class Signals:
     iframes: tuple[str, ...] = ()  # the src of every iframe, as written
     content_chars: int | None = None  # visible text outside navigation containers
     search_inputs: int = 0  # query fields of search forms outside them (not the header's search box)
+    # The main content's run of similar items led by links to the site's pages (``ListingShape``).
+    listing_items: int = 0  # the pages they link to
+    listing_item_chars: int = 0
+    listing_own_chars: int = 0  # the main content's text outside them (counted up to what decides)
+    listing_hints: tuple[str, ...] = ()  # "pagination", "archive_title", "collection_schema", "breadcrumb"
+    article_h1: bool = False  # the h1 heads an <article> that is not one of the items
 
     @property
     def short(self) -> bool:
@@ -212,13 +270,14 @@ class Signals:
                 and self.text_chars >= NAV_ONLY_TEXT)
 
     @classmethod
-    def read(cls, doc: lxml.html.HtmlElement, html: str | bytes) -> Signals:
+    def read(cls, doc: lxml.html.HtmlElement, html: str | bytes, url: str | None = None) -> Signals:
         # One walk of the tree for every element the rules count, in document order: lxml walks
         # the whole tree for each iter() whose tag the page has (for the first match too, as it
         # looks ahead for the next), which is slow on a large API page.
-        title_el = h1_el = None
+        title_el = h1_el = main_el = None
         has_scripts = empty_mount = False
         noscripts: list[str] = []
+        json_ld: list[str] = []
         links = hash_links = password_inputs = 0
         iframes: list[str] = []
         for el in doc.iter(*_SIGNAL_TAGS):
@@ -230,9 +289,14 @@ class Signals:
             elif tag in _MOUNT_CANDIDATES:
                 if not empty_mount and _is_empty_mount(el):
                     empty_mount = True
+                if tag == "main" and main_el is None:
+                    main_el = el
             elif tag == "script":
-                if not has_scripts and (el.get("type") or "").lower() not in _DATA_SCRIPTS:
+                kind = (el.get("type") or "").lower()
+                if not has_scripts and kind not in _DATA_SCRIPTS:
                     has_scripts = True
+                elif kind == "application/ld+json" and el.text:
+                    json_ld.append(el.text)
             elif tag == "input":
                 if (el.get("type") or "").lower() == "password":
                     password_inputs += 1
@@ -254,8 +318,18 @@ class Signals:
         if len(text) < SHORT_TEXT:
             raw = html if isinstance(html, str) else html.decode("utf-8", "replace")
             captcha = _has_captcha_markup(raw[:200_000])
+        title, h1 = _text(title_el), _text(h1_el)
+        shape = ListingShape.read(doc, main_el, h1_el, url)
+        hints: list[str] = []
+        if shape.needs_hints:  # read only where they decide
+            hints = [name for name, found in (
+                ("pagination", lambda: bool(_PAGINATION(doc))),
+                ("archive_title", lambda: bool(_ARCHIVE_TITLE.search(h1) or _ARCHIVE_TITLE.search(title))),
+                ("collection_schema", lambda: _collection_schema(doc, json_ld)),
+                ("breadcrumb", lambda: bool(_BREADCRUMB(doc)) or any("BreadcrumbList" in text for text in json_ld)),
+            ) if found()]
         return cls(
-            title=_text(title_el), h1=_text(h1_el), text=text, text_chars=len(text),
+            title=title, h1=h1, text=text, text_chars=len(text),
             has_scripts=has_scripts,
             empty_mount=empty_mount,
             enable_js=bool(_ENABLE_JS.search(noscript)) or bool(_ENABLE_JS.search(text[:SHELL_TEXT * 2])),
@@ -265,6 +339,8 @@ class Signals:
             iframes=tuple(iframes),
             content_chars=len(content),
             search_inputs=search_inputs,
+            listing_items=shape.items, listing_item_chars=shape.item_chars, listing_own_chars=shape.own_chars,
+            listing_hints=tuple(hints), article_h1=shape.article_h1,
         )
 
 
@@ -384,6 +460,231 @@ def _is_navigation(el: lxml.html.HtmlElement, tag: str) -> bool:
         return False
     return el.find(".//h1") is None and el.find(".//main") is None and el.find(".//article") is None \
         and not _ROLE_MAIN(el)
+
+
+@dataclass(frozen=True)
+class ListingShape:
+    """The main content's run of similar items, each led by a link to a page of the site: the
+    children of one element, of one tag, two or more, each holding a link (its title: in a heading,
+    or a fifth of its text at least) and at most ITEM_TEXT characters. Entries of a list, posts of
+    an archive, cards of a help centre's category, rows of search results. The main content is
+    ``<main>``, else the element whose role is main, else the body; menus, sidebars, headers and
+    footers in it count for nothing (``_is_navigation``)."""
+
+    items: int = 0  # the distinct pages the outermost items link to
+    item_chars: int = 0
+    own_chars: int = 0  # the main content's text outside the items, up to what decides
+    article_h1: bool = False
+
+    @property
+    def needs_hints(self) -> bool:
+        """Too few items to be a listing alone, and a listing with a hint."""
+        own = ARTICLE_OWN_TEXT if self.article_h1 else LISTING_OWN_TEXT
+        return (LISTING_HINTED_ITEMS <= self.items < LISTING_ITEMS and self.own_chars <= own
+                and self.item_chars >= 2 * self.own_chars)
+
+    @classmethod
+    def read(cls, doc: lxml.html.HtmlElement, main: lxml.html.HtmlElement | None,
+             h1: lxml.html.HtmlElement | None, url: str | None) -> ListingShape:
+        region = main
+        if region is None:
+            region = next(iter(_ROLE_MAIN_ELEMENT(doc)), None)
+        if region is None:
+            region = doc.find("body")
+        if region is None:
+            return cls()
+        items = _runs(region, _bare_host(url))
+        pages = {_page_key(title) for _, title in items.values()}
+        if len(pages) < LISTING_HINTED_ITEMS:
+            return cls()
+        outer = {item for item in items if not any(a in items for a in item.iterancestors())}
+        item_chars = sum(items[item][0] for item in outer)
+        return cls(items=len(pages), item_chars=item_chars, own_chars=_own_chars(region, outer, LISTING_OWN_TEXT),
+                   article_h1=_heads_an_article(h1, outer))
+
+
+def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[lxml.html.HtmlElement, tuple[int, str]]:
+    """The elements of ``region`` that are items of a run (``ListingShape``), outer and inner ones
+    alike, with their text's length and their title link's href."""
+    navigation: dict[lxml.html.HtmlElement, bool] = {}
+    # (parent, tag of the children) -> each child holding a titled site link, with its first one
+    groups: dict[tuple[lxml.html.HtmlElement, str], dict[lxml.html.HtmlElement, lxml.html.HtmlElement]] = {}
+    looked = 0
+    for link in region.iter("a"):
+        href = link.get("href")
+        if not _is_site_link(href, host):
+            continue
+        looked += 1
+        if looked > LISTING_LINKS:
+            break
+        if len(link.text_content().strip()) < 3:
+            continue  # an image link, a pager's number
+        if _in_navigation(link.getparent(), region, navigation):
+            continue
+        holders: list[lxml.html.HtmlElement] = []
+        child = link
+        while child is not None and child is not region and len(holders) <= _ITEM_DEPTH:
+            holders.append(child)
+            child = child.getparent()
+        # A link is an item itself when it is a card (it holds a heading or a block); links in a
+        # line of text are not, their line may be.
+        if holders and next(link.iter(*_CARD_BLOCKS), None) is None:
+            holders.pop(0)
+        for holder in holders[:_ITEM_DEPTH]:
+            groups.setdefault((holder.getparent(), holder.tag), {}).setdefault(holder, link)
+    items: dict[lxml.html.HtmlElement, tuple[int, str]] = {}
+    for members in groups.values():
+        if len(members) >= 2:
+            found = {member: (chars, title.get("href", "")) for member, title in members.items()
+                     if (chars := _item_chars(member, title))}
+            if len(found) >= 2:
+                items.update(found)
+    return items
+
+
+def _page_key(href: str) -> str:
+    """The page a site link leads to, however it is written (absolute or not)."""
+    try:
+        parts = urlsplit(href.strip())
+    except ValueError:
+        return href
+    return f"{parts.path.rstrip('/')}?{parts.query}"
+
+
+def _own_chars(region: lxml.html.HtmlElement, items: set[lxml.html.HtmlElement], enough: int) -> int:
+    """The length of ``region``'s visible text outside ``items`` and navigation, counted until it
+    passes ``enough``."""
+    chars = 0
+    todo = [region]
+    while todo and chars <= enough:
+        el = todo.pop()
+        if el.text and not el.text.isspace():
+            chars += len(" ".join(el.text.split())) + 1  # one space between texts
+        for child in el:
+            if child.tail and not child.tail.isspace():
+                chars += len(" ".join(child.tail.split())) + 1
+            tag = child.tag
+            if (not isinstance(tag, str) or tag in _INVISIBLE or child in items
+                    or (_is_navigation(child, tag) and not _is_entry_part(child))):
+                continue
+            todo.append(child)
+    return chars
+
+
+def _in_navigation(el: lxml.html.HtmlElement | None, region: lxml.html.HtmlElement,
+                   known: dict[lxml.html.HtmlElement, bool]) -> bool:
+    """Whether ``el`` is inside navigation below ``region`` (``known``: the answers so far)."""
+    path = []
+    found = False
+    while el is not None and el is not region:
+        cached = known.get(el)
+        if cached is not None:
+            found = cached
+            break
+        path.append(el)
+        el = el.getparent()
+    for ancestor in reversed(path):
+        found = found or (_is_navigation(ancestor, ancestor.tag) and not _is_entry_part(ancestor))
+        known[ancestor] = found
+    return found
+
+
+def _is_entry_part(el: lxml.html.HtmlElement) -> bool:
+    """A header or footer of an <article> or <section> (a post's title and tags): no landmark."""
+    return el.tag in ("header", "footer") and any(a.tag in ("article", "section") for a in el.iterancestors())
+
+
+def _item_chars(member: lxml.html.HtmlElement, title: lxml.html.HtmlElement) -> int:
+    """The length of ``member``'s text when it is an entry led by its link ``title`` (short, the
+    link its heading or a fair share of its text), else 0."""
+    raw = member.text_content()
+    if len(raw) > 4 * ITEM_TEXT:
+        return 0  # long enough whatever its whitespace
+    chars = len(" ".join(raw.split()))
+    if chars > ITEM_TEXT or not chars:
+        return 0
+    if member is title or len(_text(title)) * 5 >= chars or next(title.iter(*_HEADINGS), None) is not None:
+        return chars
+    return chars if any(el.tag in _HEADINGS for el in _ancestors_within(title, member)) else 0
+
+
+def _ancestors_within(el: lxml.html.HtmlElement, top: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    found = []
+    for ancestor in el.iterancestors():
+        if ancestor is top:
+            break
+        found.append(ancestor)
+    return found
+
+
+def _heads_an_article(h1: lxml.html.HtmlElement | None, items: set[lxml.html.HtmlElement]) -> bool:
+    """Whether the page's h1 is inside an <article> that is not an item, nor inside one."""
+    if h1 is None:
+        return False
+    ancestors = list(h1.iterancestors())
+    return any(el.tag == "article" for el in ancestors) and items.isdisjoint(ancestors)
+
+
+def _bare_host(url: str | None) -> str | None:
+    if not url:
+        return None
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    return host.removeprefix("www.") if host else None
+
+
+def _is_site_link(href: str | None, host: str | None) -> bool:
+    """Whether ``href`` leads to a page of the site whose host is ``host`` (any http one when None):
+    a relative link or one to that host; not a fragment of the same page, not mail or scripts."""
+    href = (href or "").strip()
+    if not href or href[0] == "#":
+        return False
+    if href.startswith("//"):
+        return host is None or _bare_host("http:" + href) == host
+    if href[0] == "/" or ":" not in href:
+        return True  # relative
+    scheme = _SCHEME.match(href)
+    if scheme is None:
+        return True  # a relative path with a colon in it
+    if scheme.group(1).lower() not in ("http", "https"):
+        return False
+    return host is None or _bare_host(href) == host
+
+
+def _collection_schema(doc: lxml.html.HtmlElement, json_ld: list[str]) -> bool:
+    """A schema.org CollectionPage, SearchResultsPage or ItemList, in JSON-LD or microdata."""
+    return any(_COLLECTION_TYPE.search(text) for text in json_ld) or bool(_COLLECTION_ITEMTYPE(doc))
+
+
+_ITEM_DEPTH = 5  # an item's title link sits at most this deep in it (article > div > header > h2 > a)
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_CARD_BLOCKS = (*_HEADINGS, "div", "p", "article", "section", "li")
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
+_ROLE_MAIN_ELEMENT = etree.XPath("(.//*[@role='main'])[1]")
+_PAGINATION = etree.XPath(
+    "boolean(//link[@rel='next' or @rel='prev' or @rel='previous'] | "
+    "//a[contains(concat(' ', normalize-space(@rel), ' '), ' next ') or "
+    "contains(concat(' ', normalize-space(@rel), ' '), ' prev ')])")
+# Titles of archives: "Category: Python", "Posts tagged 'rust'", "Author: Ada", "March 2024",
+# "Blog - Page 2", "Search results for ...", "Archives".
+_ARCHIVE_TITLE = re.compile(
+    r"^\s*(categor(y|ies)|tag(s|ged)?|topics?|archives?|authors?|(posts?|articles?|entries|stories) "
+    r"(by|tagged|in|from|about|for|on)|all (posts|articles)|search results|results for|"
+    r"(january|february|march|april|may|june|july|august|september|october|november|december) \d{4})\b"
+    r"|\b(archives?|page \d+( of \d+)?)\s*($|[|\-\u2013\u2014:\u00b7])",
+    re.IGNORECASE,
+)
+# A help centre's category and section pages sit under a trail (Home > Category > Section).
+_BREADCRUMB = etree.XPath(
+    "boolean(//*[contains(translate(@class, 'B', 'b'), 'breadcrumb') or contains(translate(@id, 'B', 'b'), "
+    "'breadcrumb') or contains(translate(@aria-label, 'B', 'b'), 'breadcrumb')])")
+_COLLECTION_TYPE = re.compile(
+    r'"@type"\s*:\s*(\[[^\]]*?)?"(https?://schema\.org/)?(CollectionPage|SearchResultsPage|ItemList)"')
+_COLLECTION_ITEMTYPE = etree.XPath(
+    "boolean(//*[contains(@itemtype, 'CollectionPage') or contains(@itemtype, 'SearchResultsPage') or "
+    "contains(@itemtype, 'schema.org/ItemList')])")
 
 
 def _is_search_field(el: lxml.html.HtmlElement) -> bool:

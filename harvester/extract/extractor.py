@@ -88,7 +88,7 @@ class PageExtractor:
             doc = document(response)
         except NoContent as exc:
             return Prepared(response, None, None, None, None, exc.reason)
-        signals = read_signals(doc, response.text)
+        signals = read_signals(doc, response.text, response.url)
         if len(response.body) > SAMPLE_MAX_BYTES or learner.template(host_key(response.url)) is not None:
             # Not walked for its blocks (they are read later, and only if the template removes
             # any: classify_and_extract) when it is too long to learn from (a long changelog costs
@@ -121,7 +121,7 @@ class PageExtractor:
                 doc = document(response)
             except NoContent as exc:
                 return Extraction(Verdict(PageType.EMPTY, exc.reason), None, exc.reason, [], removal, None)
-            signals, blocks = read_signals(doc, response.text), None
+            signals, blocks = read_signals(doc, response.text, response.url), None
         if blocks is None and template:  # not walked yet: too long to learn from, prepared late, or never held
             blocks = self.blocks(doc, response.url)
 
@@ -152,7 +152,7 @@ class PageExtractor:
                     page = replace(page, markdown=merge_frames(page.markdown, frames, self._frame_markdown))
             else:
                 frames = same_site_iframes(signals.iframes, url)
-        verdict = decide(signals, response.status, len(page.markdown) if page is not None else 0)
+        verdict = decide(signals, response.status, len(page.markdown) if page is not None else 0, generator)
         if verdict.reason == "navigation_only":  # what extraction kept is the site's menus
             page, no_content = None, verdict.reason
         return Extraction(verdict, page, no_content, frames, removal, generator)

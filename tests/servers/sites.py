@@ -117,7 +117,9 @@ def broken_pages_site() -> dict[str, Route]:
              "archive.html"]
     body = "<ul>" + "".join(f'<li><a href="{href}">{href}</a></li>' for href in links) + "</ul>"
     malformed = doc_page("malformed").replace("</div>", "").replace("</p>", "<p><b><i>unclosed")
-    archive = "".join(f'<li><a href="/elsewhere/p{i}.html">Post number {i} of the archive</a></li>' for i in range(40))
+    # Links to another site: a list of this site's own pages would be a listing, followed but not stored.
+    archive = "".join(f'<li><a href="https://elsewhere.example/p{i}.html">Post number {i} of the archive</a></li>'
+                      for i in range(40))
     return {
         "/docs/archive.html": Route(f"<html><head><title>Archive</title></head><body><main><h1>Archive</h1>"
                                     f"<ul>{archive}</ul></main></body></html>"),
