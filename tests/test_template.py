@@ -52,7 +52,8 @@ def learned() -> dict[str, str]:
 
 
 def test_without_learning_the_chrome_inside_main_leaks():
-    # The control: no profile knows this site, and its pager, breadcrumb and notice sit in <main>.
+    # The control: no profile knows this site, and its pager (a class no rule names), breadcrumb and
+    # notice sit in <main>.
     md = extract_site(site.pages(), learning=False)
     assert all("licensed under CC BY 4.0" in page for page in md.values())
     assert any("→" in page for page in md.values())
@@ -142,7 +143,7 @@ def test_code_and_tables_in_the_content_are_never_removed_alone():
     # still code.
     pages = site.pages()
     code = '<pre><code class="language-shell">pip install acme-widgets</code></pre>'
-    changed = {p: html.replace('<p class="pager">', code + '<p class="pager">') for p, html in pages.items()}
+    changed = {p: html.replace('<p class="flip">', code + '<p class="flip">') for p, html in pages.items()}
     md = extract_site(changed)
     assert all("```shell\npip install acme-widgets\n```" in text for text in md.values())
 

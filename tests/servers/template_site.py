@@ -69,7 +69,7 @@ def page(i: int, n: int = len(TITLES)) -> str:
   <main class="content">
     <p class="crumbs"><a href="/">Home</a> / {escape(title)}</p>
     {content(i)}
-    <p class="pager">{prev} | {nxt}</p>
+    <p class="flip">{prev} | {nxt}</p>
     <p class="notice">Acme Widgets documentation is licensed under CC BY 4.0. Copyright 2024 Acme Corp
       and contributors; report mistakes on the issue tracker.</p>
   </main>
