@@ -211,7 +211,7 @@ def narrow_article(main: HtmlElement) -> None:
 
 
 def _keeps_sibling(el: HtmlElement, final: dict, threshold: float) -> bool:
-    if final.get(el, 0.0) >= threshold or _holds_title(el):
+    if final.get(el, 0.0) - max(_class_weight(el), 0) >= threshold or _holds_title(el):
         return True
     length = _text_len(el)
     if not length or el.tag == "pre":
@@ -239,3 +239,4 @@ def _link_density(el: HtmlElement) -> float:
     if not text:
         return 0.0
     return sum(_text_len(a) for a in el.iter("a")) / text
+
