@@ -176,3 +176,16 @@ def test_narrowing_keeps_prose_siblings_of_the_best_block() -> None:
     text = main.text_content()
     assert text.count("Generators are lazy") == 5
     assert "One" not in text
+
+
+def test_narrowing_keeps_the_headings_and_lead_ins_around_the_best_block() -> None:
+    root = parse_html(f'<html><body><main><h2>Configuring</h2><p>Load a board first:</p>'
+                      f'<div class="highlight"><pre>board = load("a.toml")  # the board, its widgets and options</pre></div>'
+                      f'<h2>Options</h2><div class="body"><p>{PARA}</p><p>{PARA}</p></div>'
+                      '<div class="x"><a href="/a">One</a> <a href="/b">Two</a> and more</div></main></body></html>')
+    main = root.find(".//main")
+    narrow_article(main)
+    text = main.text_content()
+    for kept in ("Configuring", "Load a board first:", 'load("a.toml")', "Options", "Generators are lazy"):
+        assert kept in text
+    assert "One" not in text

@@ -154,7 +154,7 @@ _NEGATIVE = re.compile(
     r"hidden|banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo"
     r"|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget|newsletter"
     r"|subscri|social|teaser|recommend|popular|author|byline", re.I)
-_SCORED_TAGS = ("p", "pre", "td", "blockquote")
+_SCORED_TAGS = ("p", "blockquote")
 _TAG_BONUS = {"div": 5, "article": 5, "section": 3, "pre": 3, "td": 3, "blockquote": 3, "address": -3,
               "ol": -3, "ul": -3, "dl": -3, "dd": -3, "dt": -3, "li": -3, "form": -3, "h1": -5, "h2": -5,
               "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
@@ -165,6 +165,7 @@ _SIBLING_FLOOR = 10.0
 # A sibling without scored paragraphs stays when it is this long and this little linked (readability).
 _PROSE_SIBLING = 80
 _PROSE_LINK_DENSITY = 0.25
+_HEADINGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
 
 
 def narrow_article(main: HtmlElement) -> None:
@@ -200,10 +201,15 @@ def narrow_article(main: HtmlElement) -> None:
     doomed = []
     while node is not main:
         parent = node.getparent()
-        for sibling in parent:
-            if sibling is node or not isinstance(sibling.tag, str):
+        kept_next = True
+        # Backwards, so that a heading stays with the block it heads.
+        for sibling in reversed(parent):
+            if not isinstance(sibling.tag, str):
                 continue
-            if not _keeps_sibling(sibling, final, threshold):
+            if sibling is node or _keeps_sibling(sibling, final, threshold) or (kept_next and sibling.tag in _HEADINGS):
+                kept_next = True
+            else:
+                kept_next = False
                 doomed.append(sibling)
         node = parent
     for el in doomed:
@@ -216,7 +222,10 @@ def _keeps_sibling(el: HtmlElement, final: dict, threshold: float) -> bool:
     length = _text_len(el)
     if not length or el.tag == "pre":
         return True
-    return length >= _PROSE_SIBLING and _link_density(el) < _PROSE_LINK_DENSITY and not _class_weight(el) < 0
+    if _link_density(el) >= _PROSE_LINK_DENSITY or _class_weight(el) < 0:
+        return False
+    # A short paragraph that is a sentence (readability's rule), as a lead-in to a listing or a table.
+    return length >= _PROSE_SIBLING or (el.tag == "p" and el.text_content().rstrip()[-1:] in ".:!?")
 
 
 def _initial_score(el: HtmlElement) -> float:
