@@ -220,8 +220,8 @@ def _keeps_sibling(el: HtmlElement, final: dict, threshold: float) -> bool:
     if final.get(el, 0.0) - max(_class_weight(el), 0) >= threshold or _holds_title(el):
         return True
     length = _text_len(el)
-    if not length or el.tag == "pre":
-        return True
+    if not length or next(el.iter("pre"), None) is not None:
+        return True  # a code listing is content wherever the theme put it
     if _link_density(el) >= _PROSE_LINK_DENSITY or _class_weight(el) < 0:
         return False
     # A short paragraph that is a sentence (readability's rule), as a lead-in to a listing or a table.
