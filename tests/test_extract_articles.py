@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harvester.extract.article import prune_article
+from harvester.extract.article import narrow_article, prune_article
 from harvester.extract.page import extract_page, parse_html
 
 PARA = ("Generators are lazy: each value is computed only when the loop asks for it, so a pipeline "
@@ -145,3 +145,47 @@ def test_a_wrapper_with_a_widget_name_that_holds_the_article_stays() -> None:
     text = main.text_content()
     assert "Generators are lazy" in text
     assert "Tweet" not in text
+
+
+CARDS = "".join(f'<div class="card"><a href="/story/{i}">Other story number {i} of the day</a>'
+                f'<span>{i} min</span></div>' for i in range(6))
+WHOLE_PAGE_MAIN = f"""<html><body><main class="page">
+<div class="top"><a href="/">Courier</a> <a href="/world">World</a> <a href="/sport">Sport</a></div>
+<div class="story"><h1>Bridge reopens</h1><p>{PARA}</p><p>{PARA} The bridge reopened on Monday, a week early.</p>
+ <p>Engineers said the new deck will carry twice the weight of the old one, and the city says so too.</p></div>
+<div class="grid">{CARDS}</div>
+<div class="box"><p>Questions about the story? Write to the desk.</p></div>
+</main></body></html>"""
+
+
+def test_a_main_element_holding_the_whole_page_is_cut_to_its_best_block() -> None:
+    md = extract_page(WHOLE_PAGE_MAIN, "http://127.0.0.1:18300/news/bridge").markdown
+    assert "# Bridge reopens" in md
+    assert "The bridge reopened on Monday" in md
+    assert "twice the weight" in md
+    assert "Other story number" not in md   # teaser cards, a third of them link text
+    assert "Write to the desk" not in md    # a short box beside the story
+
+
+def test_narrowing_keeps_prose_siblings_of_the_best_block() -> None:
+    root = parse_html(f'<html><body><main><div class="lead">{PARA} {PARA}</div>'
+                      f'<div class="text"><p>{PARA}</p><p>{PARA}</p><p>{PARA}</p></div>'
+                      '<div class="x"><a href="/a">One</a> <a href="/b">Two</a> and more</div></main></body></html>')
+    main = root.find(".//main")
+    narrow_article(main)
+    text = main.text_content()
+    assert text.count("Generators are lazy") == 5
+    assert "One" not in text
+
+
+def test_narrowing_keeps_the_headings_and_lead_ins_around_the_best_block() -> None:
+    root = parse_html(f'<html><body><main><h2>Configuring</h2><p>Load a board first:</p>'
+                      f'<div class="highlight"><pre>board = load("a.toml")  # the board, its widgets and options</pre></div>'
+                      f'<h2>Options</h2><div class="body"><p>{PARA}</p><p>{PARA}</p></div>'
+                      '<div class="x"><a href="/a">One</a> <a href="/b">Two</a> and more</div></main></body></html>')
+    main = root.find(".//main")
+    narrow_article(main)
+    text = main.text_content()
+    for kept in ("Configuring", "Load a board first:", 'load("a.toml")', "Options", "Generators are lazy"):
+        assert kept in text
+    assert "One" not in text

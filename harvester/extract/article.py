@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["prune_article"]
+__all__ = ["narrow_article", "prune_article"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
 # Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
@@ -146,3 +146,106 @@ def _drop(el: HtmlElement) -> None:
         else:
             parent.text = (parent.text or "") + tail
     parent.remove(el)
+
+
+# Readability's content scoring: class and id words that make a block likelier or unlikelier content.
+_POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story", re.I)
+_NEGATIVE = re.compile(
+    r"hidden|banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|media|meta|outbrain|promo"
+    r"|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|tool|widget|newsletter"
+    r"|subscri|social|teaser|recommend|popular|author|byline", re.I)
+_SCORED_TAGS = ("p", "blockquote")
+_TAG_BONUS = {"div": 5, "article": 5, "section": 3, "pre": 3, "td": 3, "blockquote": 3, "address": -3,
+              "ol": -3, "ul": -3, "dl": -3, "dd": -3, "dt": -3, "li": -3, "form": -3, "h1": -5, "h2": -5,
+              "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
+# Shortest paragraph that counts, and the share of the best block's score a sibling needs to stay.
+_MIN_PARAGRAPH = 25
+_SIBLING_SHARE = 0.2
+_SIBLING_FLOOR = 10.0
+# A sibling without scored paragraphs stays when it is this long and this little linked (readability).
+_PROSE_SIBLING = 80
+_PROSE_LINK_DENSITY = 0.25
+_HEADINGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
+
+
+def narrow_article(main: HtmlElement) -> None:
+    """Cut a generic main element that holds the whole page down to its article: score the blocks
+    as readability does (paragraphs, their length and commas, less their link text, class and id
+    hints), find the best one, and remove the siblings along its path up to ``main`` that score
+    poorly and hold no prose and not the page's ``h1``."""
+    scores: dict[HtmlElement, float] = {}
+    for p in main.iter(*_SCORED_TAGS):
+        text = p.text_content()
+        length = len(text.strip())
+        if length < _MIN_PARAGRAPH:
+            continue
+        points = 1 + text.count(",") + min(length // 100, 3)
+        parent = p.getparent()
+        level = 0
+        while parent is not None and level < 3:
+            if parent not in scores:
+                scores[parent] = _initial_score(parent)
+            scores[parent] += points / (1 if level == 0 else 2 if level == 1 else level * 3)
+            if parent is main:
+                break
+            parent = parent.getparent()
+            level += 1
+    if not scores:
+        return
+    final = {el: score * (1 - _link_density(el)) for el, score in scores.items()}
+    best = max(final, key=final.__getitem__)
+    if best is main or main not in best.iterancestors():
+        return
+    threshold = max(_SIBLING_FLOOR, final[best] * _SIBLING_SHARE)
+    node = best
+    doomed = []
+    while node is not main:
+        parent = node.getparent()
+        kept_next = True
+        # Backwards, so that a heading stays with the block it heads.
+        for sibling in reversed(parent):
+            if not isinstance(sibling.tag, str):
+                continue
+            if sibling is node or _keeps_sibling(sibling, final, threshold) or (kept_next and sibling.tag in _HEADINGS):
+                kept_next = True
+            else:
+                kept_next = False
+                doomed.append(sibling)
+        node = parent
+    for el in doomed:
+        _drop(el)
+
+
+def _keeps_sibling(el: HtmlElement, final: dict, threshold: float) -> bool:
+    if final.get(el, 0.0) - max(_class_weight(el), 0) >= threshold or _holds_title(el):
+        return True
+    length = _text_len(el)
+    if not length or next(el.iter("pre"), None) is not None:
+        return True  # a code listing is content wherever the theme put it
+    if _link_density(el) >= _PROSE_LINK_DENSITY or _class_weight(el) < 0:
+        return False
+    # A short paragraph that is a sentence (readability's rule), as a lead-in to a listing or a table.
+    return length >= _PROSE_SIBLING or (el.tag == "p" and el.text_content().rstrip()[-1:] in ".:!?")
+
+
+def _initial_score(el: HtmlElement) -> float:
+    return float(_TAG_BONUS.get(el.tag, 0) + _class_weight(el))
+
+
+def _class_weight(el: HtmlElement) -> int:
+    weight = 0
+    for name in (el.get("class"), el.get("id")):
+        if name:
+            if _NEGATIVE.search(name):
+                weight -= 25
+            if _POSITIVE.search(name):
+                weight += 25
+    return weight
+
+
+def _link_density(el: HtmlElement) -> float:
+    text = _text_len(el)
+    if not text:
+        return 0.0
+    return sum(_text_len(a) for a in el.iter("a")) / text
+

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import lxml.html
 from lxml import etree
 
-from harvester.extract.article import prune_article
+from harvester.extract.article import narrow_article, prune_article
 from harvester.extract.cleaning import DROP_TAGS, absolutize_links, prepare_main
 from harvester.extract.converters import DEFAULT_CONVERTER, get_converter
 from harvester.extract.converters.conventions import tidy_markdown, visible_text
@@ -143,6 +143,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
     article = rules is GENERIC and content_xpath is None
     for main, trusted in candidates:
         if article:
+            narrow_article(main)
             prune_article(main)
         prepare_main(main, base, rules)
         md = convert(main)  # tidied by the converter (register_converter)
