@@ -68,7 +68,7 @@ def prune_article(main: HtmlElement) -> None:
             continue
         # A comment thread can be many times the post it follows: no share limit for it.
         boxed = _is_comments(el, tag) or (
-            (_is_boilerplate(el, tag) or _is_link_list(el, tag) or _is_dateline(el, tag)) and _text_len(el) <= limit)
+            (_is_boilerplate(el, tag) or _is_dateline(el, tag)) and _text_len(el) <= limit)
         if boxed and not _holds_title(el):
             doomed.append(el)
     marked = set(doomed)
@@ -165,6 +165,7 @@ _SIBLING_FLOOR = 10.0
 # A sibling without scored paragraphs stays when it is this long and this little linked (readability).
 _PROSE_SIBLING = 80
 _PROSE_LINK_DENSITY = 0.25
+_FACT_TAGS = ("ul", "ol", "dl", "table")
 _HEADINGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
 
 
@@ -224,6 +225,9 @@ def _keeps_sibling(el: HtmlElement, final: dict, threshold: float) -> bool:
         return True  # a code listing is content wherever the theme put it
     if _link_density(el) >= _PROSE_LINK_DENSITY or _class_weight(el) < 0:
         return False
+    # A list or table whose items are not links is content (requirements, options), however short.
+    if el.tag in _FACT_TAGS or next(el.iter(*_FACT_TAGS), None) is not None:
+        return True
     # A short paragraph that is a sentence (readability's rule), as a lead-in to a listing or a table.
     return length >= _PROSE_SIBLING or (el.tag == "p" and el.text_content().rstrip()[-1:] in ".:!?")
 
