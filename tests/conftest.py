@@ -21,6 +21,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 install_reactor()
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the cores. The crawl tests wait on loopback servers and
+    child processes for much of their time, which another worker's tests use."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     REACTOR.stop()
 
