@@ -6,8 +6,8 @@ what such sites put around the text: comment threads, related and most-read list
 newsletter boxes, author bios, bylines, datelines and photo credits. ``prune_article`` removes them
 the way content extractors decide it, by markup and not by site: comment sections by their
 conventional markup (WordPress, Blogger, Disqus, schema.org ``Comment``), blocks whose class or id
-names a widget (readability's "unlikely candidates"), asides and footers, and link lists (blocks
-mostly made of link text). A block holding a large share of the element's text or the page's
+names a widget (readability's "unlikely candidates"), asides and footers. Link density alone removes
+nothing: on a documentation page no profile knows, a "See also" list is content. A block holding a large share of the element's text or the page's
 ``h1`` is never removed, so a wrapper with an odd class name cannot take the article with it.
 """
 from __future__ import annotations
@@ -51,12 +51,10 @@ _DROP_TAGS = ("footer", "figcaption")
 _PROSE_CHARS = 200
 # Share of the element's text a block may hold and still be removed: more is the article.
 _MAX_SHARE = 0.4
-_LINK_LIST_TAGS = frozenset({"ul", "ol", "div", "section", "table", "dl"})
-_LINK_DENSITY = 0.6
 
 
 def prune_article(main: HtmlElement) -> None:
-    """Remove comment sections, widget boxes, asides, footers and link lists from ``main``."""
+    """Remove comment sections, widget boxes, asides, footers and datelines from ``main``."""
     total = _text_len(main)
     if not total:
         return
@@ -111,16 +109,6 @@ def _is_boilerplate(el: HtmlElement, tag: str) -> bool:
     if _CHROME.search(names):
         return not _holds_prose(el)
     return not _BOILERPLATE_NAMES.isdisjoint(names.lower().split())
-
-
-def _is_link_list(el: HtmlElement, tag: str) -> bool:
-    if tag not in _LINK_LIST_TAGS:
-        return False
-    text = _text_len(el)
-    if not text:
-        return False
-    linked = sum(_text_len(a) for a in el.iter("a"))
-    return linked > _LINK_DENSITY * text
 
 
 def _holds_prose(el: HtmlElement) -> bool:
