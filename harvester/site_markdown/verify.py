@@ -1,0 +1,118 @@
+"""Trust, but verify: whether a publisher's Markdown twin holds what the page's HTML shows.
+Scrapy-free.
+
+The HTML extraction is the reference. The twin is used only when it holds nearly all of the
+extraction's text (word shingles), every one of its code blocks and every cell of its tables; a
+twin that lost a tab, an API table or an included file fails one of the three, and the HTML
+conversion stands.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harvester.markdown.grammar import Line, classify_lines, is_table_start
+
+DEFAULT_MIN_COVERAGE = 0.9
+SHINGLE = 3
+_WORD = re.compile(r"\w+")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class TwinCheck:
+    """The verdict on a twin: ``accepted``, else ``reason`` (``empty``, ``coverage``, ``code`` or
+    ``table``); ``coverage`` is the share of the extraction's shingles the twin holds."""
+
+    accepted: bool
+    reason: str
+    coverage: float
+    missing_code: int = 0
+    missing_tables: int = 0
+
+
+def twin_markdown(text: str) -> str:
+    r"""A twin's text as stored: line endings made ``\n``, YAML front matter and a byte-order mark
+    removed, outer blank lines stripped."""
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return _FRONT_MATTER.sub("", text, count=1).strip() + "\n"
+
+
+def words(markdown: str) -> list[str]:
+    r"""Words (``\w+``, case-folded) with link targets left out: the same text linked differently
+    or marked up differently has the same words."""
+    return _WORD.findall(_LINK_TARGET.sub("]", markdown).casefold())
+
+
+def code_blocks(markdown: str) -> list[str]:
+    """The text of each fenced code block, in order."""
+    blocks: list[str] = []
+    current: list[str] | None = None
+    for line, kind in classify_lines(markdown.splitlines()):
+        if kind is Line.CODE and current is not None:
+            current.append(line)
+        elif kind is Line.FENCE:
+            if current is None:
+                current = []
+            else:
+                blocks.append("\n".join(current))
+                current = None
+    if current is not None:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def table_cells(markdown: str) -> list[list[str]]:
+    """The non-empty cells of each pipe table outside code, one list per table."""
+    lines = [line for line, kind in classify_lines(markdown.splitlines()) if kind is Line.TEXT]
+    tables: list[list[str]] = []
+    index = 0
+    while index < len(lines):
+        if not is_table_start(lines, index):
+            index += 1
+            continue
+        cells: list[str] = []
+        row = index
+        while row < len(lines) and "|" in lines[row]:
+            if row != index + 1:  # the delimiter row
+                cells.extend(cell.strip() for cell in lines[row].strip().strip("|").split("|") if cell.strip())
+            row += 1
+        tables.append(cells)
+        index = row
+    return tables
+
+
+def check_twin(html_markdown: str, twin: str, *, min_coverage: float = DEFAULT_MIN_COVERAGE) -> TwinCheck:
+    """Whether ``twin`` may be stored in place of ``html_markdown`` (the page's extraction)."""
+    twin_words = words(twin)
+    if not twin_words:
+        return TwinCheck(False, "empty", 0.0)
+    html_shingles = _shingles(words(html_markdown))
+    coverage = (len(html_shingles & _shingles(twin_words)) / len(html_shingles)) if html_shingles else 1.0
+    # Sequences are compared with a space on each side, so "get" is not found inside "target".
+    haystack = f" {' '.join(twin_words)} "
+    missing_code = sum(1 for block in code_blocks(html_markdown) if not _holds(haystack, block))
+    missing_tables = sum(1 for cells in table_cells(html_markdown)
+                         if not all(_holds(haystack, cell) for cell in cells))
+    if missing_code:
+        reason = "code"
+    elif missing_tables:
+        reason = "table"
+    elif coverage < min_coverage:
+        reason = "coverage"
+    else:
+        return TwinCheck(True, "ok", coverage)
+    return TwinCheck(False, reason, coverage, missing_code, missing_tables)
+
+
+def _holds(haystack: str, text: str) -> bool:
+    needle = " ".join(words(text))
+    return not needle or f" {needle} " in haystack
+
+
+def _shingles(sequence: list[str]) -> set[tuple[str, ...]]:
+    if len(sequence) < SHINGLE:
+        return {tuple(sequence)} if sequence else set()
+    return set(zip(*(sequence[offset:] for offset in range(SHINGLE)), strict=False))
