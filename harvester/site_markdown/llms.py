@@ -115,7 +115,7 @@ def announced_twin(body: bytes, base_url: str) -> str | None:
     if b"markdown" not in head:  # nearly every page: one scan, no parse
         return None
     for tag in _LINK_TAG.findall(head):
-        attributes = {name.lower(): (a or b or c) for name, a, b, c in _ATTRIBUTE.findall(tag)}
+        attributes: dict[bytes, bytes] = {name.lower(): (a or b or c) for name, a, b, c in _ATTRIBUTE.findall(tag)}
         rel = attributes.get(b"rel", b"").lower().split()
         kind = attributes.get(b"type", b"").lower().split(b";")[0].strip()
         href = attributes.get(b"href", b"").strip()
@@ -130,7 +130,8 @@ _LINK_VALUE = re.compile(r"<([^>]*)>([^,]*)")
 def linked_twin(link: str | None, base_url: str) -> str | None:
     """The Markdown twin a ``Link`` response header announces (``<page.md>; rel="alternate";
     type="text/markdown"``), or None."""
-    for target, params in _LINK_VALUE.findall(link or ""):
+    found: list[tuple[str, str]] = _LINK_VALUE.findall(link or "")
+    for target, params in found:
         params = params.lower()
         if "alternate" in params and any(kind in params for kind in MARKDOWN_TYPES) and target.strip():
             return urljoin(base_url, target.strip()).split("#", 1)[0]
