@@ -12,7 +12,13 @@ from scrapy.http import HtmlResponse, TextResponse
 from harvester.extract.page_item import header
 from harvester.meta import DONT_EXTRACT, PROBE
 from harvester.report.cpu import stat_key, timed_call
-from harvester.site_markdown.llms import MARKDOWN_TYPES, announced_twin, linked_twin, negotiates
+from harvester.site_markdown.llms import (
+    MARKDOWN_TYPES,
+    announced_twin,
+    html_url_of,
+    linked_twin,
+    negotiates,
+)
 from harvester.site_markdown.verify import check_twin, twin_markdown
 from harvester.state import crawl_state
 from harvester.urls.rules import UrlRules, content_hash
@@ -42,7 +48,7 @@ class SiteMarkdown:
     The ``llms.txt`` description of a page becomes its ``description``.
     Settings: ``HARVESTER_SITE_MARKDOWN_ENABLED``, ``HARVESTER_SITE_MARKDOWN_MIN_COVERAGE``.
     Stats: ``harvester/site_markdown/used``, ``harvester/site_markdown/rejected`` and
-    ``.../rejected/<reason>`` (``coverage``, ``code``, ``table``, ``empty``),
+    ``.../rejected/<reason>`` (``code``, ``table``, ``passage``, ``coverage``, ``empty``),
     ``harvester/site_markdown/unavailable`` (no Markdown came back), ``harvester/site_markdown/descriptions``,
     ``harvester/cpu_ms/site_markdown``.
     """
@@ -81,8 +87,8 @@ class SiteMarkdown:
             stats.inc_value("harvester/site_markdown/rejected")
             stats.inc_value(f"harvester/site_markdown/rejected/{check.reason}")
             logger.info("Markdown twin %s of %s not used (%s: coverage %.2f, %d code blocks and %d tables "
-                        "missing)", twin, item.url, check.reason, check.coverage, check.missing_code,
-                        check.missing_tables)
+                        "missing, longest missing run %d words)", twin, item.url, check.reason, check.coverage,
+                        check.missing_code, check.missing_tables, check.missing_run)
             return
         stats.inc_value("harvester/site_markdown/used")
         item.markdown = markdown
@@ -100,11 +106,17 @@ class SiteMarkdown:
             logger.debug("Markdown twin %s not fetched: %s", url, exc)
             return None
         kind = (header(response, b"Content-Type") or "").split(";")[0].strip().lower()
-        if response.status != 200 or not isinstance(response, TextResponse) or isinstance(response, HtmlResponse):
+        if response.status != 200 or isinstance(response, HtmlResponse):
             return None
-        if kind not in (*MARKDOWN_TYPES, "text/plain"):
-            return None
-        return response.text
+        if isinstance(response, TextResponse) and kind in (*MARKDOWN_TYPES, "text/plain"):
+            return response.text
+        if html_url_of(response.url) is not None and kind in ("", "application/octet-stream"):
+            # Object stores serve a .md file as bytes.
+            try:
+                return response.body.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        return None
 
     @staticmethod
     def _announced(response: Response) -> str | None:

@@ -1,10 +1,10 @@
 """Trust, but verify: whether a publisher's Markdown twin holds what the page's HTML shows.
 Scrapy-free.
 
-The HTML extraction is the reference. The twin is used only when it holds nearly all of the
-extraction's text (word shingles), every one of its code blocks and every cell of its tables; a
-twin that lost a tab, an API table or an included file fails one of the three, and the HTML
-conversion stands.
+The HTML extraction is the reference. The twin is used only when it holds every one of the
+extraction's code blocks, every cell of its tables, every passage of its text (no run of
+``PASSAGE_WORDS`` words missing) and nearly all of its text (word shingles); a twin that lost a
+tab, an API table or an included file fails one of them, and the HTML conversion stands.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from harvester.markdown.grammar import Line, classify_lines, is_table_start
 
 DEFAULT_MIN_COVERAGE = 0.9
 SHINGLE = 3
+# A twin may word a sentence differently from the HTML conversion (a signature, an escaped
+# character); a run of this many words of the conversion missing is a passage left out.
+PASSAGE_WORDS = 20
 _WORD = re.compile(r"\w+")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.DOTALL)
@@ -24,13 +27,15 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.DOTALL)
 @dataclass(frozen=True)
 class TwinCheck:
     """The verdict on a twin: ``accepted``, else ``reason`` (``empty``, ``coverage``, ``code`` or
-    ``table``); ``coverage`` is the share of the extraction's shingles the twin holds."""
+    ``table``, ``passage``); ``coverage`` is the share of the extraction's shingles the twin holds,
+    ``missing_run`` the longest run of the extraction's words it lacks."""
 
     accepted: bool
     reason: str
     coverage: float
     missing_code: int = 0
     missing_tables: int = 0
+    missing_run: int = 0
 
 
 def twin_markdown(text: str) -> str:
@@ -89,8 +94,11 @@ def check_twin(html_markdown: str, twin: str, *, min_coverage: float = DEFAULT_M
     twin_words = words(twin)
     if not twin_words:
         return TwinCheck(False, "empty", 0.0)
-    html_shingles = _shingles(words(html_markdown))
-    coverage = (len(html_shingles & _shingles(twin_words)) / len(html_shingles)) if html_shingles else 1.0
+    html_sequence = _shingle_sequence(words(html_markdown))
+    twin_shingles = set(_shingle_sequence(twin_words))
+    html_shingles = set(html_sequence)
+    coverage = (len(html_shingles & twin_shingles) / len(html_shingles)) if html_shingles else 1.0
+    missing_run = _longest_missing_run(html_sequence, twin_shingles)
     # Sequences are compared with a space on each side, so "get" is not found inside "target".
     haystack = f" {' '.join(twin_words)} "
     missing_code = sum(1 for block in code_blocks(html_markdown) if not _holds(haystack, block))
@@ -100,11 +108,13 @@ def check_twin(html_markdown: str, twin: str, *, min_coverage: float = DEFAULT_M
         reason = "code"
     elif missing_tables:
         reason = "table"
+    elif missing_run >= PASSAGE_WORDS:
+        reason = "passage"
     elif coverage < min_coverage:
         reason = "coverage"
     else:
-        return TwinCheck(True, "ok", coverage)
-    return TwinCheck(False, reason, coverage, missing_code, missing_tables)
+        return TwinCheck(True, "ok", coverage, missing_run=missing_run)
+    return TwinCheck(False, reason, coverage, missing_code, missing_tables, missing_run)
 
 
 def _holds(haystack: str, text: str) -> bool:
@@ -112,7 +122,17 @@ def _holds(haystack: str, text: str) -> bool:
     return not needle or f" {needle} " in haystack
 
 
-def _shingles(sequence: list[str]) -> set[tuple[str, ...]]:
+def _shingle_sequence(sequence: list[str]) -> list[tuple[str, ...]]:
     if len(sequence) < SHINGLE:
-        return {tuple(sequence)} if sequence else set()
-    return set(zip(*(sequence[offset:] for offset in range(SHINGLE)), strict=False))
+        return [tuple(sequence)] if sequence else []
+    return list(zip(*(sequence[offset:] for offset in range(SHINGLE)), strict=False))
+
+
+def _longest_missing_run(sequence: list[tuple[str, ...]], present: set[tuple[str, ...]]) -> int:
+    """The most consecutive words of ``sequence``'s text that no shingle of ``present`` covers
+    (a run of ``n`` missing shingles is ``n + SHINGLE - 1`` words)."""
+    longest = run = 0
+    for shingle in sequence:
+        run = 0 if shingle in present else run + 1
+        longest = max(longest, run)
+    return longest + SHINGLE - 1 if longest else 0

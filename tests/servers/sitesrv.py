@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8",
     ".xml": "application/xml", ".txt": "text/plain; charset=utf-8", ".gz": "application/gzip",
-    ".css": "text/css", ".js": "application/javascript", ".png": "image/png", ".svg": "image/svg+xml",
+    ".md": "text/markdown; charset=utf-8", ".css": "text/css", ".js": "application/javascript", ".png": "image/png", ".svg": "image/svg+xml",
 }
 
 
