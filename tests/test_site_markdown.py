@@ -91,6 +91,8 @@ def test_a_twin_is_used_only_where_it_holds_what_the_html_shows():
     assert table_cells(HTML_MD) == [["Option", "Default", "`debug`", "`False`", "timeout", "30"]]
     no_code = HTML_MD.replace("example.setup(debug=True)\n", "")  # a tab left out
     assert check_twin(HTML_MD, no_code).reason == "code"
+    unfenced = HTML_MD.replace("```python\n", "").replace("```\n", "")  # the code's words, as prose
+    assert check_twin(HTML_MD, unfenced).reason == "code"
     no_row = HTML_MD.replace("| timeout | 30 |\n", "")
     assert check_twin(HTML_MD, no_row).reason == "table"
     no_include = HTML_MD.split("A second paragraph", maxsplit=1)[0]

@@ -2,7 +2,7 @@
 Scrapy-free.
 
 The HTML extraction is the reference. The twin is used only when it holds every one of the
-extraction's code blocks, every cell of its tables, every passage of its text (no run of
+extraction's code blocks (in its own code blocks), every cell of its tables, every passage of its text (no run of
 ``PASSAGE_WORDS`` words missing) and nearly all of its text (word shingles); a twin that lost a
 tab, an API table or an included file fails one of them, and the HTML conversion stands.
 """
@@ -19,6 +19,7 @@ SHINGLE = 3
 # A twin may word a sentence differently from the HTML conversion (a signature, an escaped
 # character); a run of this many words of the conversion missing is a passage left out.
 PASSAGE_WORDS = 20
+_CONTAINED_WORDS = 5
 _WORD = re.compile(r"\w+")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.DOTALL)
@@ -101,7 +102,7 @@ def check_twin(html_markdown: str, twin: str, *, min_coverage: float = DEFAULT_M
     missing_run = _longest_missing_run(html_sequence, twin_shingles)
     # Sequences are compared with a space on each side, so "get" is not found inside "target".
     haystack = f" {' '.join(twin_words)} "
-    missing_code = sum(1 for block in code_blocks(html_markdown) if not _holds(haystack, block))
+    missing_code = _missing_code(code_blocks(html_markdown), code_blocks(twin))
     missing_tables = sum(1 for cells in table_cells(html_markdown)
                          if not all(_holds(haystack, cell) for cell in cells))
     if missing_code:
@@ -115,6 +116,26 @@ def check_twin(html_markdown: str, twin: str, *, min_coverage: float = DEFAULT_M
     else:
         return TwinCheck(True, "ok", coverage, missing_run=missing_run)
     return TwinCheck(False, reason, coverage, missing_code, missing_tables, missing_run)
+
+
+def _missing_code(blocks: list[str], twin_blocks: list[str]) -> int:
+    """How many of ``blocks`` no block of ``twin_blocks`` matches, each twin block matching one:
+    the same words, or for a block of ``_CONTAINED_WORDS`` words or more, its words within the twin
+    block's (a one-word command also occurs inside a longer block)."""
+    remaining = [" ".join(words(block)) for block in twin_blocks]
+    missing = 0
+    for block in blocks:
+        needle = " ".join(words(block))
+        if not needle:
+            continue
+        found = next((i for i, other in enumerate(remaining) if other == needle), None)
+        if found is None and needle.count(" ") + 1 >= _CONTAINED_WORDS:
+            found = next((i for i, other in enumerate(remaining) if f" {needle} " in f" {other} "), None)
+        if found is None:
+            missing += 1
+        else:
+            del remaining[found]
+    return missing
 
 
 def _holds(haystack: str, text: str) -> bool:
