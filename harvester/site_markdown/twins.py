@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ACCEPT = "text/markdown, text/x-markdown;q=0.9, text/plain;q=0.5"
+# Many sites vary on Accept without serving Markdown: a host that answered this many asks with
+# something else, and never with Markdown, is not asked again.
+NEGOTIATION_TRIES = 3
 
 
 class SiteMarkdown:
@@ -43,7 +46,8 @@ class SiteMarkdown:
 
     A twin is found from the ``llms.txt`` the ``sitemap`` spider read (a listed ``page.md``), the
     page's ``<link rel="alternate" type="text/markdown">`` or ``Link`` header, or a ``Vary: Accept``
-    on the page (the same URL asked for with ``Accept: text/markdown``). It is fetched through the
+    on the page (the same URL asked for with ``Accept: text/markdown``; a host that answers
+    ``NEGOTIATION_TRIES`` such asks without Markdown is not asked again). It is fetched through the
     downloader middlewares (robots.txt, the SSRF guard, retries), on the page's host only.
     The ``llms.txt`` description of a page becomes its ``description``.
     Settings: ``HARVESTER_SITE_MARKDOWN_ENABLED``, ``HARVESTER_SITE_MARKDOWN_MIN_COVERAGE``.
@@ -57,6 +61,7 @@ class SiteMarkdown:
         self.crawler = crawler
         self._min_coverage = crawler.settings.getfloat("HARVESTER_SITE_MARKDOWN_MIN_COVERAGE")
         self._rules = UrlRules.from_crawler(crawler)
+        self._negotiation_misses: dict[str, int] = {}  # by host; -1 once a host served Markdown
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self | None:
@@ -73,10 +78,17 @@ class SiteMarkdown:
         if listed is not None and listed.description:
             item.description = listed.description
             stats.inc_value("harvester/site_markdown/descriptions")
-        twin = self._announced(response) or (listed.twin if listed is not None else None)
-        if twin is None or self._rules.host_key(twin) != self._rules.host_key(item.url):
+        twin, negotiated = self._announced(response)
+        if (twin is None or negotiated) and listed is not None and listed.twin is not None:
+            twin, negotiated = listed.twin, False  # a named twin before asking the page's URL
+        host = self._rules.host_key(item.url)
+        if twin is None or self._rules.host_key(twin) != host:
+            return
+        if negotiated and self._negotiation_misses.get(host, 0) >= NEGOTIATION_TRIES:
             return
         text = await self._fetch(twin)
+        if negotiated and self._negotiation_misses.get(host, 0) >= 0:
+            self._negotiation_misses[host] = -1 if text is not None else self._negotiation_misses.get(host, 0) + 1
         if text is None:
             stats.inc_value("harvester/site_markdown/unavailable")
             return
@@ -119,8 +131,9 @@ class SiteMarkdown:
         return None
 
     @staticmethod
-    def _announced(response: Response) -> str | None:
+    def _announced(response: Response) -> tuple[str | None, bool]:
+        """The twin the page announces, and whether it is the page's own URL asked for Markdown."""
         twin = announced_twin(response.body, response.url) or linked_twin(header(response, b"Link"), response.url)
         if twin is None and negotiates(header(response, b"Vary")):
-            twin = response.url
-        return twin
+            return response.url, True
+        return twin, False
