@@ -3,6 +3,8 @@ HTML and used or rejected; one crawl of a site that serves both."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from harvester.site_markdown.llms import (
@@ -165,3 +167,26 @@ def test_a_site_with_llms_txt_and_twins_is_stored_once_from_its_best_copy(tmp_pa
     assert sources == {docs + name for name in items}, "a twin stored as a page of its own"
     assert {name: requested.count(f"/docs/{name}") for name in items} == {
         **dict.fromkeys(items, 1), "negotiated.html": 2}, "a page fetched again, but for its Markdown"
+
+
+def test_a_host_that_never_answers_with_markdown_is_not_asked_again():
+    from scrapy.http import HtmlResponse
+
+    from harvester.site_markdown.twins import NEGOTIATION_TRIES, SiteMarkdown
+    from tests.components import crawler_with, page
+
+    asked: list[str] = []
+
+    async def fetch(url: str) -> str | None:
+        asked.append(url)
+        return None
+
+    twins = SiteMarkdown.from_crawler(crawler_with())
+    twins._fetch = fetch
+    for number in range(NEGOTIATION_TRIES + 2):
+        url = f"http://h/{number}.html"
+        response = HtmlResponse(url, body=b"<html><body>text</body></html>", headers={"Vary": "Accept"})
+        asyncio.run(twins.use_twin(page(url), response))
+    announced = HtmlResponse("http://h/a.html", body=b'<link rel="alternate" type="text/markdown" href="a.md">')
+    asyncio.run(twins.use_twin(page("http://h/a.html"), announced))
+    assert asked == [f"http://h/{n}.html" for n in range(NEGOTIATION_TRIES)] + ["http://h/a.md"]
