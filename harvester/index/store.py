@@ -313,6 +313,7 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
             "author": getattr(page, "author", None),
             "published": getattr(page, "published", None),
             "modified": getattr(page, "modified", None),
+            "description": getattr(page, "description", None),
         },
     }
     if nodes:
