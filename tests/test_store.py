@@ -98,6 +98,25 @@ def test_export_into_local_mode_keeps_vectors_and_payloads(tmp_path):
         target.close()
 
 
+def test_a_re_export_deletes_the_points_the_source_no_longer_holds(tmp_path):
+    from harvester.index.export import mirror_collection
+
+    source = open_store(None, None, str(tmp_path / "e"), "edge")
+    source.ensure_collection("c", "m", 8)
+    source.upsert("c", points())
+    target = open_store(None, None, str(tmp_path / "l"), "local")
+    try:
+        assert mirror_collection(source, "c", target).deleted == 0
+        source.delete("c", scope=Scope(url="https://b.test/docs/x.html"))  # a pruned page
+        source.delete("c", [points()[0].id])  # a replaced chunk
+        counts = mirror_collection(source, "c", target, batch=1)
+        assert (counts.copied, counts.deleted) == (2, 2)
+        assert {r.id for r in target.scroll("c")} == {r.id for r in source.scroll("c")}
+    finally:
+        source.close()
+        target.close()
+
+
 HOLDER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {repo!r})
