@@ -23,9 +23,9 @@ STATE_KEYS = [
     "metadata.chunk_index",
     "metadata.total_chunks",
     "links",
-    # LlamaIndex's node fields: a page whose points lack them (or have them) against the setting
-    # HARVESTER_QDRANT_LLAMAINDEX_NODES is rewritten.
-    "_node_type",
+    # LlamaIndex's node fields (``doc_id`` came with the node's document and neighbours): a page
+    # whose points lack them (or have them) against HARVESTER_QDRANT_LLAMAINDEX_NODES is rewritten.
+    "doc_id",
 ]
 
 
@@ -88,7 +88,7 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
         indexes.add(meta.get("chunk_index", -1))
         totals.add(meta.get("total_chunks", -1))
         page.chunk_ids.add(str(point_id))
-        page.node_fields = page.node_fields and "_node_type" in payload
+        page.node_fields = page.node_fields and "doc_id" in payload
         page.harvested_at = min(page.harvested_at, meta.get("harvested_at") or "") or page.harvested_at
         if "links" in payload:
             page.links = list(payload.get("links") or [])
