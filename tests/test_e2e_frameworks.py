@@ -5,6 +5,8 @@ client, embedding and one documented argument, in dense and in hybrid mode."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from harvester.index.store import NODE_METADATA_KEYS, SPARSE_VECTOR
@@ -181,7 +183,7 @@ def test_a_re_export_after_a_prune_leaves_the_frameworks_no_pruned_page(tmp_path
         by_id = {node.node_id: node for node in nodes}
         beta_nodes = sorted((n for n in nodes if n.ref_doc_id == beta), key=lambda n: n.metadata["chunk_index"])
         assert len(beta_nodes) >= 2 and beta_nodes[0].prev_node is None and beta_nodes[-1].next_node is None
-        for first, second in zip(beta_nodes, beta_nodes[1:], strict=False):
+        for first, second in pairwise(beta_nodes):
             assert first.next_node.node_id == second.node_id and second.prev_node.node_id == first.node_id
         prompt = next(iter(by_id.values())).get_content(metadata_mode=MetadataMode.LLM)
         assert "chunk_index" not in prompt and "domain" not in prompt and "source_url" in prompt

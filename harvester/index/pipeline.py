@@ -23,7 +23,7 @@ from harvester.index.store import (
     chunk_point,
 )
 from harvester.recrawl.extension import Recrawl
-from harvester.recrawl.state import load_stored_pages
+from harvester.recrawl.state import load_stored_pages, page_change
 from harvester.signals import chunks_superseded, page_aggregate, page_aliased, pages_indexed
 from harvester.threads import Worker
 
@@ -158,6 +158,7 @@ class IndexPipeline:
         if self._recrawl is not None:
             self._recrawl.reach(item.url)
             self._recrawl.indexed.add(item.url)
+            item.change = page_change(self._recrawl.pages.get(item.url), item.content_hash)
         self._pending.append(item)
         if sum(len(page.chunks) for page in self._pending) >= self._batch_size:
             await self._flush()

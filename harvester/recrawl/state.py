@@ -16,6 +16,7 @@ from typing import Any
 # The payload keys a re-crawl reads; page_content and the heading metadata are not needed.
 STATE_KEYS = [
     "metadata.source_url",
+    "metadata.title",
     "metadata.etag",
     "metadata.last_modified",
     "metadata.content_hash",
@@ -39,6 +40,7 @@ class StoredPage:
     """
 
     url: str
+    title: str = ""
     etag: str | None = None
     last_modified: str | None = None
     content_hash: str = ""
@@ -77,6 +79,7 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
         if page is None:
             page = pages[url] = StoredPage(
                 url=url,
+                title=meta.get("title") or "",
                 etag=meta.get("etag"),
                 last_modified=meta.get("last_modified"),
                 content_hash=meta.get("content_hash") or "",
@@ -99,6 +102,14 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
             len(versions) == 1 and total == len(page.chunk_ids) and indexes == set(range(total))
         )
     return pages
+
+
+def page_change(stored: StoredPage | None, content_hash: str) -> str:
+    """What a crawl's page is against the stored one: ``new``, ``unchanged`` (the same extracted
+    content) or ``changed``."""
+    if stored is None:
+        return "new"
+    return "unchanged" if stored.content_hash == content_hash else "changed"
 
 
 def scroll_state(store: Any, collection: str, batch: int = 1024) -> Iterator[tuple[str, dict[str, Any]]]:
