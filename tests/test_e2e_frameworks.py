@@ -126,10 +126,13 @@ def test_a_recrawl_adds_the_node_fields_to_an_older_collection_without_embedding
 
 
 def test_a_re_export_after_a_prune_leaves_the_frameworks_no_pruned_page(tmp_path):
-    """A re-crawl prunes a page no longer linked and replaces an edited chunk; the re-exported copy
-    holds exactly the store's points, so neither framework answers from the pruned page. The
-    frameworks' own fields: LangChain's ``source``, LlamaIndex's ``ref_doc_id``, the previous and
-    next chunks of the page, and no chunk_index or domain in the LLM's text."""
+    """A re-crawl prunes a page no longer linked and replaces an edited chunk; the copy that each
+    crawl exports (``HARVESTER_EXPORT_PATH``) then holds exactly the store's points, so neither
+    framework answers from the pruned page. The frameworks' own fields: LangChain's ``source``,
+    LlamaIndex's ``ref_doc_id``, the previous and next chunks of the page, and no chunk_index or
+    domain in the LLM's text."""
+    import re
+
     from langchain_qdrant import QdrantVectorStore as LangChainStore
     from llama_index.core import VectorStoreIndex
     from llama_index.core.schema import MetadataMode
@@ -137,32 +140,26 @@ def test_a_re_export_after_a_prune_leaves_the_frameworks_no_pruned_page(tmp_path
     from qdrant_client import QdrantClient
 
     from harvester.index.adapters import langchain_embeddings, llamaindex_embedding
-    from harvester.index.engines import open_store
-    from harvester.index.export import mirror_collection
     from tests.servers.recrawl_site import EditableSite
 
-    def export() -> tuple[int, int]:
-        source = open_store(None, None, str(tmp_path / "qdrant"), "edge")
-        target = open_store(None, None, str(tmp_path / "local"), "local")
-        try:
-            counts = mirror_collection(source, "harvester", target)
-            return counts.copied, counts.deleted
-        finally:
-            source.close()
-            target.close()
+    def exported(result) -> tuple[int, int]:
+        found = re.search(r"Exported (\d+) points of 'harvester' to \S+, deleted (\d+)", result.output)
+        assert found, result.output[-3000:]
+        return int(found[1]), int(found[2])
 
+    settings = {"HARVESTER_EXPORT_PATH": str(tmp_path / "local")}
     site = EditableSite(["alpha", "beta", "gamma"], sections=2)
     with SiteServer(routes=site.routes) as server:
         start = server.url + "docs/index.html"
-        assert crawl("docs", start, tmp_path).returncode == 0
-        before, _ = export()
+        first = crawl("docs", start, tmp_path, settings=settings)
         site.unlink("gamma")
         site.edit("beta", 1, "One new sentence about beta.")
         site.publish(server)
-        again = crawl("docs", start, tmp_path)
+        again = crawl("docs", start, tmp_path, settings=settings)
     gamma, beta = site.url(server.url, "gamma"), site.url(server.url, "beta")
+    assert first.returncode == 0 and exported(first)[1] == 0, first.output[-3000:]
     assert again.returncode == 0 and again.report["recrawl"]["pruned_urls"] == [gamma], again.output[-3000:]
-    copied, deleted = export()
+    (before, _), (copied, deleted) = exported(first), exported(again)
     assert deleted == before - copied + 1, "the pruned page's points and the replaced chunk"
 
     client = QdrantClient(path=str(tmp_path / "local"))
