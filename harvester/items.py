@@ -51,6 +51,9 @@ class PageItem:
     author: str | None = None
     published: str | None = None
     modified: str | None = None
+    # ``[heading text, id]`` of the headings a URL fragment can point at: each chunk's link to its
+    # heading (``url#id``) in the index. Left out of feeds, as the links.
+    anchors: list[list[str]] = field(default_factory=list)
     # On a crawl with re-crawl bookkeeping, the page against the collection: new, changed or
     # unchanged (same content hash); PageChange lines say unchanged (304) and removed.
     change: str | None = None
@@ -72,4 +75,4 @@ class PageChange:
     last_modified: str | None = None
 
 
-EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name not in ("vectors", "links")]
+EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name not in ("vectors", "links", "anchors")]

@@ -189,6 +189,30 @@ def test_payload_carries_a_llamaindex_node_with_the_text_once(tmp_path):
     assert payload["_node_type"] == "TextNode"
 
 
+def test_payload_carries_the_frameworks_citation_and_neighbour_fields():
+    import json
+
+    from harvester.index.store import NODE_EXCLUDED_LLM_KEYS, chunk_payload
+
+    chunks = [{"id": f"00000000-0000-0000-0000-00000000000{i}", "index": i, "text": f"part {i}",
+               "heading_path": ["P", f"H{i}"], "token_count": 2} for i in range(3)]
+
+    class Page:
+        url, title, section, domain, source_type = "https://a.test/p", "P", "S", "a.test", "html"
+        breadcrumbs, content_hash, etag, last_modified = [], "h", None, None
+
+    Page.chunks = chunks
+    first, middle = chunk_payload(Page(), chunks[0], "2026-01-01"), chunk_payload(Page(), chunks[1], "2026-01-01",
+                                                                                  anchor="h1")
+    assert first["metadata"]["source"] == "https://a.test/p" and middle["metadata"]["source"] == "https://a.test/p#h1"
+    assert middle["doc_id"] == "https://a.test/p", "LlamaIndex's delete(ref_doc_id) matches it"
+    node = json.loads(middle[NODE_CONTENT])
+    assert {key: rel["node_id"] for key, rel in node["relationships"].items()} == {
+        "1": "https://a.test/p", "2": chunks[0]["id"], "3": chunks[2]["id"]}, "source, previous, next"
+    assert "2" not in json.loads(first[NODE_CONTENT])["relationships"], "the first chunk has no previous"
+    assert node["excluded_llm_metadata_keys"] == list(NODE_EXCLUDED_LLM_KEYS)
+
+
 def test_fast_query_encoder_matches_the_model(tmp_path):
     import_prerequisite("onnxruntime")
     from harvester.embedding.folder import DEFAULT_MODEL

@@ -22,8 +22,8 @@ from harvester.index.store import (
     Point,
     Scope,
     StoreUnavailable,
-    chunk_payload,
     chunk_point,
+    page_payloads,
 )
 from harvester.recrawl.extension import Recrawl
 from harvester.recrawl.state import load_stored_pages, page_change
@@ -192,10 +192,8 @@ class IndexPipeline:
         changed = [page for page in pages if self._changed(page)]
         points, payloads = [], []
         for page in changed:
-            for chunk, vector in zip(page.chunks, page.vectors or (), strict=True):
-                payload = chunk_payload(page, chunk, harvested_at, nodes=self._nodes)
-                if chunk["index"] == 0:
-                    payload["links"] = list(page.links)
+            page_points = page_payloads(page, harvested_at, nodes=self._nodes)
+            for chunk, vector, payload in zip(page.chunks, page.vectors or (), page_points, strict=True):
                 if vector is None:
                     payloads.append(Point(id=chunk["id"], payload=payload))
                     continue

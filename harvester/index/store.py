@@ -55,6 +55,11 @@ DOC_ID = "doc_id"
 # LlamaIndex's NodeRelationship and ObjectType values, as its node JSON spells them.
 _SOURCE, _PREVIOUS, _NEXT = "1", "2", "3"
 _TEXT, _DOCUMENT = "1", "4"
+# Page-level payload keys kept on a page's first chunk only (``chunk_index`` 0): the page's links
+# (for a re-crawl's 304) and its whole Markdown as extracted (what the MCP server's fetch returns).
+LINKS_KEY = "links"
+MARKDOWN_KEY = "markdown"
+PAGE_ONLY_KEYS = (LINKS_KEY, MARKDOWN_KEY)
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,8 @@ class Scope:
     domain: str | None = None
     url_prefix: str | None = None
     section: str | None = None
+    # A breadcrumb path's start ("Guide > Tutorial"): the pages of that section and its subsections.
+    section_prefix: str | None = None
     exclude_ids: tuple[str, ...] = ()
     # ISO 8601 bounds, both inclusive, on a page's date: ``published``, else ``modified`` when the
     # page states no publication date; a page with neither is outside any date range.
@@ -73,8 +80,8 @@ class Scope:
 
     @property
     def empty(self) -> bool:
-        return not (self.url or self.domain or self.url_prefix or self.section or self.exclude_ids
-                    or self.dated)
+        return not (self.url or self.domain or self.url_prefix or self.section or self.section_prefix
+                    or self.exclude_ids or self.dated)
 
     @property
     def dated(self) -> bool:
@@ -90,7 +97,8 @@ class Scope:
 
     def prefixes(self) -> list[tuple[str, str]]:
         """``(payload key, prefix)`` pairs a point's payload must start with."""
-        return [("metadata.source_url", self.url_prefix)] if self.url_prefix else []
+        pairs = (("metadata.source_url", self.url_prefix), ("metadata.section", self.section_prefix))
+        return [(key, value) for key, value in pairs if value]
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,8 @@ class Query:
     sparse: tuple[list[int], list[float]] | None = None
     scope: Scope | None = None
     with_payload: bool = True
+    # Payload keys left out of the candidates (a page's Markdown and links: large, and no search reads them).
+    exclude_keys: tuple[str, ...] = ()
 
 
 class Store(Protocol):
@@ -257,15 +267,41 @@ def chunk_vectors(dense_name: str, dense: Any, text: str) -> dict[str, Any]:
     return {dense_name: dense_list, SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)}
 
 
-def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes: bool = True) -> dict[str, Any]:
+def chunk_anchors(chunks: Sequence[dict[str, Any]], anchors: Sequence[Sequence[str]]) -> list[str | None]:
+    """The fragment id of each chunk's heading (its heading path's last), from the page's
+    ``(heading text, id)`` pairs in order; None where the page gives that heading no id. A heading
+    text that repeats on the page takes the next one from the previous chunk's on."""
+    keys = [(_heading_key(text), anchor) for text, anchor in anchors]
+    out: list[str | None] = []
+    start = 0
+    for chunk in chunks:
+        path = chunk.get("heading_path") or ()
+        key = _heading_key(path[-1]) if path else None
+        found = next((i for i in range(start, len(keys)) if keys[i][0] == key), None) if key else None
+        if found is None and key:
+            found = next((i for i in range(start) if keys[i][0] == key), None)
+        if found is not None:
+            start = found
+        out.append(keys[found][1] if found is not None else None)
+    return out
+
+
+def _heading_key(text: str) -> str:
+    # The element's text and the Markdown heading differ by inline markup and escapes only.
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes: bool = True,
+                  anchor: str | None = None) -> dict[str, Any]:
     """The payload of one chunk's point: ``page_content`` + ``metadata``, as LangChain reads it,
-    and with ``nodes`` LlamaIndex's node fields (``node_fields``)."""
+    and with ``nodes`` LlamaIndex's node fields (``node_fields``). ``anchor``: the fragment id of the
+    chunk's heading (``chunk_anchors``)."""
     payload = {
         "page_content": chunk["text"],
         "metadata": {
             "source_type": page.source_type,
-            # LangChain's citing chains read ``source``.
-            "source": page.url,
+            # LangChain's citing chains read ``source``: the page, at the chunk's heading if it has an id.
+            "source": f"{page.url}#{anchor}" if anchor else page.url,
             "source_url": page.url,
             "domain": page.domain,
             "title": page.title,
@@ -273,6 +309,7 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
             "breadcrumbs": page.breadcrumbs,
             "headings": list(chunk["heading_path"]),
             "heading_path": " > ".join(chunk["heading_path"]),
+            "anchor": anchor,
             "context": chunk.get("context", ""),
             "chunk_id": chunk["id"],
             "chunk_index": chunk["index"],
@@ -293,6 +330,20 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
     if nodes:
         payload.update(node_fields(chunk["id"], payload, *neighbours(page.chunks, chunk)))
     return payload
+
+
+def page_payloads(page: Any, harvested_at: str, *, nodes: bool = True) -> list[dict[str, Any]]:
+    """The payloads of ``page``'s chunks, in order: each ``chunk_payload`` with its heading's anchor,
+    and on the first the page's links and whole Markdown (``PAGE_ONLY_KEYS``)."""
+    anchors = chunk_anchors(page.chunks, getattr(page, "anchors", None) or ())
+    payloads = []
+    for chunk, anchor in zip(page.chunks, anchors, strict=True):
+        payload = chunk_payload(page, chunk, harvested_at, nodes=nodes, anchor=anchor)
+        if chunk["index"] == 0:
+            payload[LINKS_KEY] = list(page.links)
+            payload[MARKDOWN_KEY] = page.markdown
+        payloads.append(payload)
+    return payloads
 
 
 def neighbours(chunks: Sequence[Any], chunk: dict[str, Any]) -> tuple[str | None, str | None]:
