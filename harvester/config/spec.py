@@ -293,6 +293,10 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_QDRANT_COMPACT_SHARE", 0.15, SHARE, "share of the embedded store's point writes "
             "that later ones overwrote or deleted, from which the end of a crawl rebuilds it with its live "
             "points only, giving the space back (0: never; `scrapy compact` does it on demand)", "Index"),
+    Setting("HARVESTER_EXPORT_PATH", None, Optional(Text(words="directory")), "a qdrant-client local-mode "
+            "folder (what LangChain and LlamaIndex open) that the end of each crawl makes a copy of the "
+            "collection, as `scrapy export --to-path` does: pruned pages and replaced chunks leave it too",
+            "Index", env="HARVESTER_EXPORT_PATH"),
     Setting("QDRANT_URL", None, Optional(Text(check=_http_url, words="URL")), "a Qdrant server to use instead of "
             "the local store", "Index", env="QDRANT_URL"),
     Setting("QDRANT_API_KEY", None, Optional(Text()), "the Qdrant server's API key", "Index",

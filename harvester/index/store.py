@@ -45,6 +45,16 @@ DATE_KEYS = (PUBLISHED_KEY, MODIFIED_KEY)
 # The metadata keys a LlamaIndex node carries: what an answer needs to cite its source, kept short
 # because the node's JSON is stored in every point.
 NODE_METADATA_KEYS = ("source_url", "title", "section", "heading_path", "chunk_index", "domain")
+# Node metadata kept out of the text LlamaIndex gives the LLM, and out of the text it would embed
+# (the stored vectors embed the context line and the chunk, not the URL).
+NODE_EXCLUDED_LLM_KEYS = ("chunk_index", "domain")
+NODE_EXCLUDED_EMBED_KEYS = ("source_url", "chunk_index", "domain")
+# LlamaIndex's top-level payload key for a node's document (its page URL): what its Qdrant store's
+# ``delete(ref_doc_id)`` and ``doc_ids`` filters match.
+DOC_ID = "doc_id"
+# LlamaIndex's NodeRelationship and ObjectType values, as its node JSON spells them.
+_SOURCE, _PREVIOUS, _NEXT = "1", "2", "3"
+_TEXT, _DOCUMENT = "1", "4"
 # Page-level payload keys kept on a page's first chunk only (``chunk_index`` 0): the page's links
 # (for a re-crawl's 304) and its whole Markdown as extracted (what the MCP server's fetch returns).
 LINKS_KEY = "links"
@@ -290,6 +300,8 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
         "page_content": chunk["text"],
         "metadata": {
             "source_type": page.source_type,
+            # LangChain's citing chains read ``source``: the page, at the chunk's heading if it has an id.
+            "source": f"{page.url}#{anchor}" if anchor else page.url,
             "source_url": page.url,
             "domain": page.domain,
             "title": page.title,
@@ -317,7 +329,7 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
         },
     }
     if nodes:
-        payload.update(node_fields(chunk["id"], payload))
+        payload.update(node_fields(chunk["id"], payload, *neighbours(page.chunks, chunk)))
     return payload
 
 
@@ -335,18 +347,48 @@ def page_payloads(page: Any, harvested_at: str, *, nodes: bool = True) -> list[d
     return payloads
 
 
-def node_fields(point: str, payload: dict[str, Any]) -> dict[str, str]:
-    """LlamaIndex's ``_node_content`` (a TextNode as JSON: the text once, flat metadata) and
-    ``_node_type``: its ``QdrantVectorStore`` rebuilds nodes from them and from nothing else."""
+def neighbours(chunks: Sequence[Any], chunk: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The point ids of the chunks before and after ``chunk`` in its page's ``chunks``."""
+    position = chunk.get("index", -1)
+    if not (0 <= position < len(chunks)) or chunks[position] is not chunk:
+        position = next((n for n, other in enumerate(chunks) if other is chunk), -1)
+    if position < 0:
+        return None, None
+
+    def point_at(n: int) -> str | None:
+        other = chunks[n] if 0 <= n < len(chunks) else None
+        return other.get("id") if isinstance(other, dict) else None
+
+    return point_at(position - 1), point_at(position + 1)
+
+
+def node_fields(point: str, payload: dict[str, Any], previous: str | None = None,
+                following: str | None = None) -> dict[str, str]:
+    """LlamaIndex's ``_node_content`` (a TextNode as JSON: the text once, flat metadata, the page
+    as its source document, the page's chunks before and after it, the metadata kept out of the
+    prompt), ``_node_type`` and ``doc_id``: its ``QdrantVectorStore`` rebuilds nodes from them."""
     metadata = payload.get("metadata") or {}
+    page = metadata.get("source_url")
+    relationships = {}
+    if page:
+        relationships[_SOURCE] = {"node_id": page, "node_type": _DOCUMENT}
+    if previous:
+        relationships[_PREVIOUS] = {"node_id": previous, "node_type": _TEXT}
+    if following:
+        relationships[_NEXT] = {"node_id": following, "node_type": _TEXT}
     node = {
         "id_": point,
         "text": payload.get("page_content", ""),
         "metadata": {key: metadata.get(key) for key in NODE_METADATA_KEYS},
+        "excluded_llm_metadata_keys": list(NODE_EXCLUDED_LLM_KEYS),
+        "excluded_embed_metadata_keys": list(NODE_EXCLUDED_EMBED_KEYS),
+        "relationships": relationships,
         "class_name": "TextNode",
     }
-    return {NODE_CONTENT: json.dumps(node, ensure_ascii=False, separators=(",", ":")),
-            NODE_TYPE: "TextNode"}
+    fields = {NODE_CONTENT: json.dumps(node, ensure_ascii=False, separators=(",", ":")), NODE_TYPE: "TextNode"}
+    if page:
+        fields[DOC_ID] = page
+    return fields
 
 
 def chunk_point(point: str, using: str, dense: Any, text: str, payload: dict[str, Any]) -> Point:

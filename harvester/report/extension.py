@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from harvester.items import PageChange
 from harvester.signals import (
     host_refused,
     page_aggregate,
@@ -88,6 +89,8 @@ class RunReport:
         self._started = time.monotonic()
 
     def _item_scraped(self, item: Any, **kwargs: Any) -> None:
+        if isinstance(item, PageChange):
+            return  # a re-crawl's feed line for a page not stored again
         self._stored += 1
         self._chunks += len(getattr(item, "chunks", None) or ())
 
