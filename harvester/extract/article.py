@@ -6,9 +6,11 @@ what such sites put around the text: comment threads, related and most-read list
 newsletter boxes, author bios, bylines, datelines and photo credits. ``prune_article`` removes them
 the way content extractors decide it, by markup and not by site: comment sections by their
 conventional markup (WordPress, Blogger, Disqus, schema.org ``Comment``), blocks whose class or id
-names a widget (readability's "unlikely candidates"), asides and footers. Link density alone removes
-nothing: on a documentation page no profile knows, a "See also" list is content. A block holding a large share of the element's text or the page's
-``h1`` is never removed, so a wrapper with an odd class name cannot take the article with it.
+names a widget (readability's "unlikely candidates"), asides and footers. ``prune_link_blocks``
+removes the link lists (latest news, related stories, menus) by their link density, but only on
+pages that declare themselves articles (``declares_article``): on a documentation page no profile
+knows, a "See also" list is content. A block holding a large share of the element's text or the
+page's ``h1`` is never removed, so a wrapper with an odd class name cannot take the article with it.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["narrow_article", "prune_article"]
+__all__ = ["declares_article", "narrow_article", "prune_article", "prune_link_blocks"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
 # Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
@@ -241,3 +243,58 @@ def _link_density(el: HtmlElement) -> float:
         return 0.0
     return sum(_text_len(a) for a in el.iter("a")) / text
 
+
+
+# Blocks a link list is made of, and when one is a list of links rather than text with links in it.
+_LINK_BLOCK_TAGS = frozenset({"div", "section", "ul", "ol", "nav", "aside", "header", "table", "dl"})
+_LINK_SHARE = 0.5
+_MIN_LINKS = 2
+# Share of the element's text outside links a link list may hold and still be removed.
+_MAX_PLAIN_SHARE = 0.15
+
+
+def declares_article(root: HtmlElement, published: str | None) -> bool:
+    """Whether the page says it is an article: a publication date or ``og:type`` "article"."""
+    if published:
+        return True
+    head = root.find("head")
+    for meta in head.iter("meta") if head is not None else ():
+        if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
+            return (meta.get("content") or "").strip().lower() == "article"
+    return False
+
+
+def prune_link_blocks(main: HtmlElement) -> None:
+    """Remove the link lists of an article page (latest news, related stories, menus, tag lists):
+    blocks whose text is mostly link text, with little of the element's text outside links. Only
+    for pages that declare themselves articles (``declares_article``): on a documentation page a
+    "See also" list is content."""
+    chars: dict[HtmlElement, int] = {}
+    linked: dict[HtmlElement, int] = {}
+    links: dict[HtmlElement, int] = {}
+    # Reverse document order visits every element after its descendants: one pass sums them all.
+    for el in reversed(list(main.iter())):
+        own = _chars(el.text) if isinstance(el.tag, str) else 0
+        total, in_links, count = own, 0, 0
+        for child in el:
+            total += chars.get(child, 0) + _chars(child.tail)
+            in_links += linked.get(child, 0)
+            count += links.get(child, 0)
+        if el.tag == "a":
+            in_links, count = total, count + 1
+        chars[el], linked[el], links[el] = total, in_links, count
+    plain_total = chars[main] - linked[main]
+    doomed = []
+    for el in main.iterdescendants(*_LINK_BLOCK_TAGS):
+        total = chars[el]
+        if (total and links[el] >= _MIN_LINKS and linked[el] >= total * _LINK_SHARE
+                and total - linked[el] <= plain_total * _MAX_PLAIN_SHARE and not _holds_title(el)):
+            doomed.append(el)
+    marked = set(doomed)
+    for el in doomed:
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)
+
+
+def _chars(text: str | None) -> int:
+    return len(text) - text.count(" ") - text.count("\n") if text else 0
