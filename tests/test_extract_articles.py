@@ -226,3 +226,24 @@ def test_a_page_declares_itself_an_article_by_its_type(head: str, expected: bool
     root = parse_html(f"<html><head>{head}</head><body><p>{PARA}</p></body></html>")
     assert declares_article(root, None) is expected
     assert declares_article(root, "2024-05-02") is True
+
+
+# A story whose labels sit beside its paragraphs in plain blocks, the way a newspaper theme writes
+# them (a kicker, a dateline and "Updated" above, an advert label and a comment prompt below).
+EDGES = f"""<!doctype html><html><head><title>Harbour crane</title>
+<meta property="og:type" content="article"></head><body><main>
+<div class="kicker">HARBOUR NEWS</div><h1>A new crane for the harbour</h1>
+<div class="when"><span>18 Nov 2019, 19:09</span></div><div>Updated</div>
+<p>{PARA} The crane arrived by sea on Monday.</p><p>It lifts twice the weight of the old one.</p>
+<p>{PARA} It will be in service from spring, the harbour master said.</p>
+<div class="x1">Advert</div><p>Thanks for reading!</p><h3>Tell us what YOU think</h3><div class="x2">comments</div>
+</main></body></html>"""
+
+
+def test_an_article_page_leaves_out_the_labels_around_its_story() -> None:
+    md = extract_page(EDGES, "http://127.0.0.1:18300/news/crane").markdown
+    for kept in ("# A new crane for the harbour", "arrived by sea", "twice the weight", "in service from spring",
+                 "Thanks for reading!", "Tell us what YOU think"):
+        assert kept in md
+    for label in ("HARBOUR NEWS", "19:09", "Updated", "Advert", "comments"):
+        assert label not in md

@@ -9,8 +9,10 @@ conventional markup (WordPress, Blogger, Disqus, schema.org ``Comment``), blocks
 names a widget (readability's "unlikely candidates"), asides and footers. ``prune_link_blocks``
 removes the link lists (latest news, related stories, menus) by their link density, but only on
 pages that declare themselves articles (``declares_article``): on a documentation page no profile
-knows, a "See also" list is content. A block holding a large share of the element's text or the
-page's ``h1`` is never removed, so a wrapper with an odd class name cannot take the article with it.
+knows, a "See also" list is content. On such pages ``trim_article_edges`` also removes the short
+labels before the story's first long paragraph and after its last (kickers, datelines, "Advert").
+A block holding a large share of the element's text or the page's ``h1`` is never removed, so a
+wrapper with an odd class name cannot take the article with it.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["declares_article", "narrow_article", "prune_article", "prune_link_blocks"]
+__all__ = ["declares_article", "narrow_article", "prune_article", "prune_link_blocks", "trim_article_edges"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
 # Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
@@ -298,3 +300,59 @@ def prune_link_blocks(main: HtmlElement) -> None:
 
 def _chars(text: str | None) -> int:
     return len(text) - text.count(" ") - text.count("\n") if text else 0
+
+
+# Blocks the story is told in, and those whose text is never chrome (listings, quotes, headings).
+_TEXT_BLOCK_TAGS = frozenset({"p", "div", "section", "header", "address", "span", "small", "time", "figcaption",
+                              "center", "font", "strong", "b", "em", "i", "a", "label", "button"})
+_KEPT_TAGS = frozenset({"pre", "code", "table", "ul", "ol", "dl", "li", "blockquote", "h1", "h2", "h3", "h4", "h5",
+                        "h6", "figure", "img", "math", "svg"})
+# A paragraph this long is the story's; a block this short before the first or after the last is a
+# label (a kicker, a dateline, "Advert", "Share", "Updated") unless it ends a sentence.
+_STORY_PARAGRAPH = 200
+_EDGE_LABEL = 80
+_SENTENCE_END = tuple('.!?:;…"»”)。！？')
+# Share of the element's text its paragraphs must hold: a story told in bare divs has no edges to trim.
+_PARAGRAPH_SHARE = 0.5
+
+
+def trim_article_edges(main: HtmlElement) -> None:
+    """Remove the short labels before the article's first long paragraph and after its last one:
+    kickers, bylines, datelines, "Updated", share and advert labels, "Tell us what you think". Short
+    blocks that end a sentence stay (a sign-off, a closing line), and so do headings, lists, tables,
+    quotes, figures and code wherever they are."""
+    order = {el: i for i, el in enumerate(main.iter())}
+    paragraphs = [(p, len(p.text_content().strip())) for p in main.iter("p")]
+    story = [p for p, length in paragraphs if length >= _STORY_PARAGRAPH]
+    if not story or sum(length for _, length in paragraphs) < _PARAGRAPH_SHARE * _text_len(main):
+        return
+    first = order[story[0]]
+    last_el = story[-1]
+    last = max(order[el] for el in last_el.iter())
+    doomed = []
+    for el in main.iterdescendants(*_TEXT_BLOCK_TAGS):
+        at = order[el]
+        if first <= at <= last or (at < first and story[0] in el.iterdescendants()):
+            continue
+        if _inline(el):
+            continue  # a word inside a sentence: its block is judged instead
+        text = el.text_content().strip()
+        if not text or len(text) > _EDGE_LABEL or text.endswith(_SENTENCE_END):
+            continue
+        if next(el.iter(*_KEPT_TAGS), None) is not None or any(a.tag in _KEPT_TAGS for a in el.iterancestors()):
+            continue
+        doomed.append(el)
+    marked = set(doomed)
+    for el in doomed:
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)
+
+
+def _inline(el: HtmlElement) -> bool:
+    if el.tail and el.tail.strip():
+        return True
+    parent = el.getparent()
+    if parent is None:
+        return False
+    return bool(parent.text and parent.text.strip()) or any(
+        c is not el and c.tail and c.tail.strip() for c in parent)

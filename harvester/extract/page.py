@@ -47,6 +47,7 @@ from harvester.extract.article import (
     narrow_article,
     prune_article,
     prune_link_blocks,
+    trim_article_edges,
 )
 from harvester.extract.cleaning import DROP_TAGS, absolutize_links, prepare_main
 from harvester.extract.converters import DEFAULT_CONVERTER, get_converter
@@ -153,6 +154,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
             prune_article(main)
             if links:
                 prune_link_blocks(main)
+                trim_article_edges(main)
         prepare_main(main, base, rules)
         md = convert(main)  # tidied by the converter (register_converter)
         text = visible_text(md)
