@@ -198,7 +198,8 @@ HEADLINES = "".join(f'<li><h5><a href="/news/{i}">Council votes on the budget fo
 LISTED = f"""<!doctype html><html><head><title>Tram line opens</title>{{head}}</head><body>
 <main><div class="page-content"><h1>Tram line opens</h1>
 <p>{PARA}</p><p>The new line runs from the <a href="/station">station</a> to the
-<a href="/harbour">harbour</a> and the <a href="/stadium">stadium</a>.</p><p>{PARA}</p>
+<a href="/harbour">harbour</a> and the <a href="/stadium">stadium</a>.</p>
+<p><strong>READ MORE:</strong> <a href="/news/depot">Tram depot plans go to the council in March</a></p><p>{PARA}</p>
 <section class="coreHeadlineList"><div class="header"><h2>LATEST NEWS</h2></div><ul>{HEADLINES}</ul></section>
 </div></main></body></html>"""
 
@@ -209,6 +210,7 @@ def test_an_article_page_leaves_out_the_link_lists_inside_its_main_element() -> 
     assert "Generators are lazy" in md
     assert "runs from the [station](http://127.0.0.1:18300/station)" in md  # prose with links stays
     assert "Council votes" not in md and "LATEST NEWS" not in md
+    assert "Tram depot plans" not in md  # a paragraph that is one headline link
 
 
 def test_a_page_that_is_no_article_keeps_its_link_lists() -> None:

@@ -253,6 +253,9 @@ _LINK_SHARE = 0.5
 _MIN_LINKS = 2
 # Share of the element's text outside links a link list may hold and still be removed.
 _MAX_PLAIN_SHARE = 0.15
+# A short paragraph that is mostly one link this long is a promoted story, not a sentence with a link.
+_PROMO_LINK_SHARE = 0.6
+_PROMO_LINK = 25
 
 
 def declares_article(root: HtmlElement, published: str | None) -> bool:
@@ -268,7 +271,8 @@ def declares_article(root: HtmlElement, published: str | None) -> bool:
 
 def prune_link_blocks(main: HtmlElement) -> None:
     """Remove the link lists of an article page (latest news, related stories, menus, tag lists):
-    blocks whose text is mostly link text, with little of the element's text outside links. Only
+    blocks whose text is mostly link text, with little of the element's text outside links; and
+    the short paragraphs that are one headline link ("Read more: ..." between paragraphs). Only
     for pages that declare themselves articles (``declares_article``): on a documentation page a
     "See also" list is content."""
     chars: dict[HtmlElement, int] = {}
@@ -287,8 +291,14 @@ def prune_link_blocks(main: HtmlElement) -> None:
         chars[el], linked[el], links[el] = total, in_links, count
     plain_total = chars[main] - linked[main]
     doomed = []
-    for el in main.iterdescendants(*_LINK_BLOCK_TAGS):
+    for el in main.iterdescendants(*_LINK_BLOCK_TAGS, "p"):
         total = chars[el]
+        if el.tag == "p":
+            # "READ MORE: <a headline>" between the story's paragraphs: a paragraph that is one long link.
+            if (links[el] == 1 and linked[el] >= total * _PROMO_LINK_SHARE and linked[el] >= _PROMO_LINK
+                    and total < _STORY_PARAGRAPH):
+                doomed.append(el)
+            continue
         if (total and links[el] >= _MIN_LINKS and linked[el] >= total * _LINK_SHARE
                 and total - linked[el] <= plain_total * _MAX_PLAIN_SHARE and not _holds_title(el)):
             doomed.append(el)
