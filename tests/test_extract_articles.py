@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harvester.extract.article import narrow_article, prune_article
+from harvester.extract.article import declares_article, narrow_article, prune_article
 from harvester.extract.page import extract_page, parse_html
 
 PARA = ("Generators are lazy: each value is computed only when the loop asks for it, so a pipeline "
@@ -189,3 +189,63 @@ def test_narrowing_keeps_the_headings_and_lead_ins_around_the_best_block() -> No
     for kept in ("Configuring", "Load a board first:", 'load("a.toml")', "Options", "Generators are lazy"):
         assert kept in text
     assert "One" not in text
+
+
+# A news theme's story with a headline list inside its main element, in classes that name no widget
+# (the markup of a Hearst newspaper's "LATEST NEWS" module), and a paragraph that links a lot.
+HEADLINES = "".join(f'<li><h5><a href="/news/{i}">Council votes on the budget for district number {i}</a></h5></li>'
+                    for i in range(5))
+LISTED = f"""<!doctype html><html><head><title>Tram line opens</title>{{head}}</head><body>
+<main><div class="page-content"><h1>Tram line opens</h1>
+<p>{PARA}</p><p>The new line runs from the <a href="/station">station</a> to the
+<a href="/harbour">harbour</a> and the <a href="/stadium">stadium</a>.</p>
+<p><strong>READ MORE:</strong> <a href="/news/depot">Tram depot plans go to the council in March</a></p><p>{PARA}</p>
+<section class="coreHeadlineList"><div class="header"><h2>LATEST NEWS</h2></div><ul>{HEADLINES}</ul></section>
+</div></main></body></html>"""
+
+
+def test_an_article_page_leaves_out_the_link_lists_inside_its_main_element() -> None:
+    md = extract_page(LISTED.format(head='<meta property="og:type" content="article">'),
+                      "http://127.0.0.1:18300/news/tram").markdown
+    assert "Generators are lazy" in md
+    assert "runs from the [station](http://127.0.0.1:18300/station)" in md  # prose with links stays
+    assert "Council votes" not in md and "LATEST NEWS" not in md
+    assert "Tram depot plans" not in md  # a paragraph that is one headline link
+
+
+def test_a_page_that_is_no_article_keeps_its_link_lists() -> None:
+    # A documentation page no profile knows: its "See also" list is content.
+    md = extract_page(LISTED.format(head=""), "http://127.0.0.1:18300/guide/tram").markdown
+    assert "Council votes on the budget for district number 4" in md
+
+
+@pytest.mark.parametrize(("head", "expected"), [
+    ('<meta property="og:type" content="article">', True),
+    ('<meta property="og:type" content="website">', False),
+    ("", False),
+])
+def test_a_page_declares_itself_an_article_by_its_type(head: str, expected: bool) -> None:
+    root = parse_html(f"<html><head>{head}</head><body><p>{PARA}</p></body></html>")
+    assert declares_article(root, None) is expected
+    assert declares_article(root, "2024-05-02") is True
+
+
+# A story whose labels sit beside its paragraphs in plain blocks, the way a newspaper theme writes
+# them (a kicker, a dateline and "Updated" above, an advert label and a comment prompt below).
+EDGES = f"""<!doctype html><html><head><title>Harbour crane</title>
+<meta property="og:type" content="article"></head><body><main>
+<div class="kicker">HARBOUR NEWS</div><h1>A new crane for the harbour</h1>
+<div class="when"><span>18 Nov 2019, 19:09</span></div><div>Updated</div>
+<p>{PARA} The crane arrived by sea on Monday.</p><p>It lifts twice the weight of the old one.</p>
+<p>{PARA} It will be in service from spring, the harbour master said.</p>
+<div class="x1">Advert</div><p>Thanks for reading!</p><h3>Tell us what YOU think</h3><div class="x2">comments</div>
+</main></body></html>"""
+
+
+def test_an_article_page_leaves_out_the_labels_around_its_story() -> None:
+    md = extract_page(EDGES, "http://127.0.0.1:18300/news/crane").markdown
+    for kept in ("# A new crane for the harbour", "arrived by sea", "twice the weight", "in service from spring",
+                 "Thanks for reading!", "Tell us what YOU think"):
+        assert kept in md
+    for label in ("HARBOUR NEWS", "19:09", "Updated", "Advert", "comments"):
+        assert label not in md

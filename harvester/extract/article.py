@@ -6,9 +6,13 @@ what such sites put around the text: comment threads, related and most-read list
 newsletter boxes, author bios, bylines, datelines and photo credits. ``prune_article`` removes them
 the way content extractors decide it, by markup and not by site: comment sections by their
 conventional markup (WordPress, Blogger, Disqus, schema.org ``Comment``), blocks whose class or id
-names a widget (readability's "unlikely candidates"), asides and footers. Link density alone removes
-nothing: on a documentation page no profile knows, a "See also" list is content. A block holding a large share of the element's text or the page's
-``h1`` is never removed, so a wrapper with an odd class name cannot take the article with it.
+names a widget (readability's "unlikely candidates"), asides and footers. ``prune_link_blocks``
+removes the link lists (latest news, related stories, menus) by their link density, but only on
+pages that declare themselves articles (``declares_article``): on a documentation page no profile
+knows, a "See also" list is content. On such pages ``trim_article_edges`` also removes the short
+labels before the story's first long paragraph and after its last (kickers, datelines, "Advert").
+A block holding a large share of the element's text or the page's ``h1`` is never removed, so a
+wrapper with an odd class name cannot take the article with it.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["narrow_article", "prune_article"]
+__all__ = ["declares_article", "narrow_article", "prune_article", "prune_link_blocks", "trim_article_edges"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
 # Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
@@ -241,3 +245,124 @@ def _link_density(el: HtmlElement) -> float:
         return 0.0
     return sum(_text_len(a) for a in el.iter("a")) / text
 
+
+
+# Blocks a link list is made of, and when one is a list of links rather than text with links in it.
+_LINK_BLOCK_TAGS = frozenset({"div", "section", "ul", "ol", "nav", "aside", "header", "table", "dl"})
+_LINK_SHARE = 0.5
+_MIN_LINKS = 2
+# Share of the element's text outside links a link list may hold and still be removed.
+_MAX_PLAIN_SHARE = 0.15
+# A short paragraph that is mostly one link this long is a promoted story, not a sentence with a link.
+_PROMO_LINK_SHARE = 0.6
+_PROMO_LINK = 25
+
+
+def declares_article(root: HtmlElement, published: str | None) -> bool:
+    """Whether the page says it is an article: a publication date or ``og:type`` "article"."""
+    if published:
+        return True
+    head = root.find("head")
+    for meta in head.iter("meta") if head is not None else ():
+        if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
+            return (meta.get("content") or "").strip().lower() == "article"
+    return False
+
+
+def prune_link_blocks(main: HtmlElement) -> None:
+    """Remove the link lists of an article page (latest news, related stories, menus, tag lists):
+    blocks whose text is mostly link text, with little of the element's text outside links; and
+    the short paragraphs that are one headline link ("Read more: ..." between paragraphs). Only
+    for pages that declare themselves articles (``declares_article``): on a documentation page a
+    "See also" list is content."""
+    chars: dict[HtmlElement, int] = {}
+    linked: dict[HtmlElement, int] = {}
+    links: dict[HtmlElement, int] = {}
+    # Reverse document order visits every element after its descendants: one pass sums them all.
+    for el in reversed(list(main.iter())):
+        own = _chars(el.text) if isinstance(el.tag, str) else 0
+        total, in_links, count = own, 0, 0
+        for child in el:
+            total += chars.get(child, 0) + _chars(child.tail)
+            in_links += linked.get(child, 0)
+            count += links.get(child, 0)
+        if el.tag == "a":
+            in_links, count = total, count + 1
+        chars[el], linked[el], links[el] = total, in_links, count
+    plain_total = chars[main] - linked[main]
+    doomed = []
+    for el in main.iterdescendants(*_LINK_BLOCK_TAGS, "p"):
+        total = chars[el]
+        if el.tag == "p":
+            # "READ MORE: <a headline>" between the story's paragraphs: a paragraph that is one long link.
+            if (links[el] == 1 and linked[el] >= total * _PROMO_LINK_SHARE and linked[el] >= _PROMO_LINK
+                    and total < _STORY_PARAGRAPH):
+                doomed.append(el)
+            continue
+        if (total and links[el] >= _MIN_LINKS and linked[el] >= total * _LINK_SHARE
+                and total - linked[el] <= plain_total * _MAX_PLAIN_SHARE and not _holds_title(el)):
+            doomed.append(el)
+    marked = set(doomed)
+    for el in doomed:
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)
+
+
+def _chars(text: str | None) -> int:
+    return len(text) - text.count(" ") - text.count("\n") if text else 0
+
+
+# Blocks the story is told in, and those whose text is never chrome (listings, quotes, headings).
+_TEXT_BLOCK_TAGS = frozenset({"p", "div", "section", "header", "address", "span", "small", "time", "figcaption",
+                              "center", "font", "strong", "b", "em", "i", "a", "label", "button"})
+_KEPT_TAGS = frozenset({"pre", "code", "table", "ul", "ol", "dl", "li", "blockquote", "h1", "h2", "h3", "h4", "h5",
+                        "h6", "figure", "img", "math", "svg"})
+# A paragraph this long is the story's; a block this short before the first or after the last is a
+# label (a kicker, a dateline, "Advert", "Share", "Updated") unless it ends a sentence.
+_STORY_PARAGRAPH = 200
+_EDGE_LABEL = 80
+_SENTENCE_END = tuple('.!?:;…"»”)。！？')
+# Share of the element's text its paragraphs must hold: a story told in bare divs has no edges to trim.
+_PARAGRAPH_SHARE = 0.5
+
+
+def trim_article_edges(main: HtmlElement) -> None:
+    """Remove the short labels before the article's first long paragraph and after its last one:
+    kickers, bylines, datelines, "Updated", share and advert labels, "Tell us what you think". Short
+    blocks that end a sentence stay (a sign-off, a closing line), and so do headings, lists, tables,
+    quotes, figures and code wherever they are."""
+    order = {el: i for i, el in enumerate(main.iter())}
+    paragraphs = [(p, len(p.text_content().strip())) for p in main.iter("p")]
+    story = [p for p, length in paragraphs if length >= _STORY_PARAGRAPH]
+    if not story or sum(length for _, length in paragraphs) < _PARAGRAPH_SHARE * _text_len(main):
+        return
+    first = order[story[0]]
+    last_el = story[-1]
+    last = max(order[el] for el in last_el.iter())
+    doomed = []
+    for el in main.iterdescendants(*_TEXT_BLOCK_TAGS):
+        at = order[el]
+        if first <= at <= last or (at < first and story[0] in el.iterdescendants()):
+            continue
+        if _inline(el):
+            continue  # a word inside a sentence: its block is judged instead
+        text = el.text_content().strip()
+        if not text or len(text) > _EDGE_LABEL or text.endswith(_SENTENCE_END):
+            continue
+        if next(el.iter(*_KEPT_TAGS), None) is not None or any(a.tag in _KEPT_TAGS for a in el.iterancestors()):
+            continue
+        doomed.append(el)
+    marked = set(doomed)
+    for el in doomed:
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)
+
+
+def _inline(el: HtmlElement) -> bool:
+    if el.tail and el.tail.strip():
+        return True
+    parent = el.getparent()
+    if parent is None:
+        return False
+    return bool(parent.text and parent.text.strip()) or any(
+        c is not el and c.tail and c.tail.strip() for c in parent)

@@ -42,7 +42,13 @@ from dataclasses import dataclass, field
 import lxml.html
 from lxml import etree
 
-from harvester.extract.article import narrow_article, prune_article
+from harvester.extract.article import (
+    declares_article,
+    narrow_article,
+    prune_article,
+    prune_link_blocks,
+    trim_article_edges,
+)
 from harvester.extract.cleaning import DROP_TAGS, absolutize_links, prepare_main
 from harvester.extract.converters import DEFAULT_CONVERTER, get_converter
 from harvester.extract.converters.conventions import tidy_markdown, visible_text
@@ -144,10 +150,14 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
 
     rules = profile or GENERIC
     article = rules is GENERIC and content_xpath is None
+    links = article and declares_article(root, meta.get("published"))
     for main, trusted in candidates:
         if article:
             narrow_article(main)
             prune_article(main)
+            if links:
+                prune_link_blocks(main)
+                trim_article_edges(main)
         anchors = heading_anchors(main)
         prepare_main(main, base, rules)
         md = convert(main)  # tidied by the converter (register_converter)
