@@ -154,11 +154,10 @@ def test_site_and_sitemap_spiders_through_every_pipeline(spider, tmp_path, tiny_
 def test_search_groups_results_by_page_unless_asked_for_chunks(docs_crawl):
     _, workdir, _ = docs_crawl
     query = "keep visitors who have not signed in away from a view"
-    pages = json.loads(run_scrapy(["search", "--json", "-k", "5", query], workdir, timeout=120).stdout)
+    pages = json.loads(scrapy_command(["search", "--json", "-k", "5", query], workdir).stdout)
     urls = [hit["url"] for hit in pages]
     assert len(urls) == len(set(urls)) == 5 and all(hit["matches"] >= 1 for hit in pages)
-    chunks = json.loads(run_scrapy(["search", "--json", "-k", "8", "--group-by", "chunk", query], workdir,
-                                   timeout=120).stdout)
+    chunks = json.loads(scrapy_command(["search", "--json", "-k", "8", "--group-by", "chunk", query], workdir).stdout)
     assert len(chunks) == 8 and "matches" not in chunks[0]
     assert len({hit["text"] for hit in chunks}) == 8
 
@@ -171,7 +170,7 @@ def test_search_refuses_a_collection_of_the_old_lexical_encoding(tmp_path):
         "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=384, distance=models.Distance.COSINE)},
         sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
     client.close()
-    process = run_scrapy(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "blueprint"], tmp_path, timeout=120)
+    process = scrapy_command(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "blueprint"], tmp_path)
     assert process.returncode == 1 and "older lexical encoding" in process.stderr and "Re-crawl" in process.stderr
-    dense = run_scrapy(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "--dense", "blueprint"], tmp_path, timeout=120)
+    dense = scrapy_command(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "--dense", "blueprint"], tmp_path)
     assert dense.returncode == 0 and dense.stdout.strip() == "No results."
