@@ -352,13 +352,16 @@ def test_scrapy_search_finds_the_page(crawled_docs):
 
 @pytest.mark.e2e
 def test_search_finds_the_page_for_each_question(crawled_docs):
-    """The same search in-process (one model load for all the questions)."""
-    from harvester.embedding.models import load_backend  # imports torch: only where needed
+    """The same search in-process (one model load for all the questions), with the query encoder
+    ``scrapy search`` loads under the default settings."""
+    from scrapy.settings import Settings
+
+    from harvester.embedding.query import load_query_embedder
     from harvester.index.engines import open_store
     from harvester.index.search import search
 
     work, _, _ = crawled_docs
-    embedder = load_backend(defaults()["HARVESTER_EMBEDDING_MODEL"])
+    embedder = load_query_embedder(Settings(defaults()))
     client = open_store(None, None, str(work / "qdrant"))
     try:
         wrong = {}
