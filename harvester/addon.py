@@ -122,6 +122,8 @@ class HarvesterAddon:
             apply_cluster_settings(settings)
         # Before RunReport: built first, so its spider_closed handler (pruning) runs first.
         add("EXTENSIONS", "harvester.recrawl.extension.Recrawl", 450)
+        # Before Scrapy's FeedExporter (0): prunes before the feeds close, for the removed lines.
+        add("EXTENSIONS", "harvester.recrawl.extension.EarlyPrune", -1)
         # Past RedirectMiddleware (600) and RetryMiddleware (550): sees every request it sends.
         add("DOWNLOADER_MIDDLEWARES", "harvester.recrawl.middleware.ConditionalRequestMiddleware", 650)
         # Output runs from high to low: above DepthMiddleware and ServedUrlMiddleware (900), so the

@@ -51,6 +51,28 @@ class PageItem:
     author: str | None = None
     published: str | None = None
     modified: str | None = None
+    # ``[heading text, id]`` of the headings a URL fragment can point at: each chunk's link to its
+    # heading (``url#id``) in the index. Left out of feeds, as the links.
+    anchors: list[list[str]] = field(default_factory=list)
+    # On a crawl with re-crawl bookkeeping, the page against the collection: new, changed or
+    # unchanged (same content hash); PageChange lines say unchanged (304) and removed.
+    change: str | None = None
 
 
-EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name not in ("vectors", "links")]
+@dataclass
+class PageChange:
+    """A feed line for a stored page that no PageItem stands for in this crawl: ``unchanged``
+    (it answered 304, so nothing was extracted or stored again) or ``removed`` (it answered 404 or
+    410, or was pruned: its points were deleted). ``status`` is the HTTP status, None when pruned.
+    The fields are PageItem's, so a feed's field list (``FEED_EXPORT_FIELDS``) keeps them."""
+
+    url: str
+    change: str
+    status: int | None = None
+    title: str = ""
+    content_hash: str = ""
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name not in ("vectors", "links", "anchors")]

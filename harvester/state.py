@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harvester.render.handler import HarvesterPlaywrightHandler
     from harvester.render.middleware import Renderer
+    from harvester.site_markdown.llms import LlmsIndex
     from harvester.sites import SiteProfiles
 
 _ATTRIBUTE = "harvester_state"
@@ -30,6 +31,8 @@ class CrawlState:
     playwright_handler: HarvesterPlaywrightHandler | None = None
     """The browser handler the http and https download handlers share, built with the first page
     to render (``harvester.render.download``): one browser, one guard proxy, one cap."""
+    llms_index: LlmsIndex | None = None
+    """What the ``llms.txt`` files the ``sitemap`` spider read say of each page (twin, description)."""
 
 
 def crawl_state(crawler: Any) -> CrawlState:

@@ -33,6 +33,6 @@ fi
 if [ "$with_tests" = 1 ]; then
   .venv/bin/python -m pip install -q -e '.[dev]'
 else
-  .venv/bin/python -m pip install -q -e '.[js]'
+  .venv/bin/python -m pip install -q -e '.[js,mcp]'
 fi
 echo "Harvester is installed in .venv"

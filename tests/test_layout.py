@@ -22,6 +22,7 @@ GLUE_MODULES = {
     "harvester.logformatter",  # Scrapy's LOG_FORMATTER
     "harvester.extract.template_hold",  # the extraction middleware's held pages: signals, requests
     "harvester.extract.outcome",  # the extraction middleware's stats, signals and browser requests
+    "harvester.site_markdown.twins",  # the extraction middleware's twin requests, through the engine
 }
 CORES_THAT_ARE_NOT_GLUE = {"harvester.spiders.navigation", "harvester.fetch.encoding"}
 

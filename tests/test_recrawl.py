@@ -99,7 +99,7 @@ def urls_in(state: dict[str, dict]) -> set[str]:
 def test_recrawl_embeds_only_what_changed_and_the_index_follows_the_site(tmp_path):
     """The real model: unchanged site -> all 304, nothing embedded; then an edit, a 404, an unlinked
     page, a new page and a page whose ETag changed without its content; the index ends equal to a
-    fresh crawl of the site as it is now."""
+    fresh crawl of the site as it is now. Each crawl's feed says what happened to every page."""
     site = EditableSite(["alpha", "beta", "gamma", "delta"])
     with SiteServer(routes=site.routes) as server:
         start = server.url + "docs/index.html"
@@ -126,6 +126,12 @@ def test_recrawl_embeds_only_what_changed_and_the_index_follows_the_site(tmp_pat
     assert second.report["recrawl"]["unchanged_304"] == 5
     assert second.report["pages_crawled"] == 0 and second.report["recrawl"]["chunks_embedded"] == 0
     assert "harvester/embedding/chunks" not in second.output
+    # The feed still lists every page: unchanged (304), with what the collection holds of it.
+    stored_hashes = {b["metadata"]["source_url"]: b["metadata"]["content_hash"] for b in after_first.values()}
+    assert {line["url"]: (line["change"], line["status"], line["content_hash"]) for line in second.items} == {
+        url: ("unchanged", 304, content_hash) for url, content_hash in stored_hashes.items()}
+    assert all(line["title"] and "chunks" not in line for line in second.items)
+    assert second.report["pages_stored"] == 0, "the feed lines are not stored pages"
     assert {i: {**b, "metadata": {k: v for k, v in b["metadata"].items() if k != "harvested_at"}}
             for i, b in after_second.items()} == after_first
 
@@ -143,6 +149,11 @@ def test_recrawl_embeds_only_what_changed_and_the_index_follows_the_site(tmp_pat
     assert len(beta_before - beta_after) == 1, "the edited section's old chunk is deleted"
     assert urls_in(after_third) == {site.url(server.url, n) for n in ("index", "alpha", "beta", "epsilon")}
     assert after_third == fresh_state, "a re-crawled index equals a fresh crawl of the site as it is now"
+    assert {item["url"]: item["change"] for item in first.items} == dict.fromkeys(stored_hashes, "new")
+    changes = {line["url"]: (line["change"], line["status"]) for line in third.items}
+    assert changes == {site.url(server.url, "index"): ("unchanged", 200), site.url(server.url, "alpha"): ("unchanged", 200),
+                       site.url(server.url, "beta"): ("changed", 200), site.url(server.url, "epsilon"): ("new", 200),
+                       site.url(server.url, "gamma"): ("removed", 404), site.url(server.url, "delta"): ("removed", None)}
 
 
 @pytest.mark.e2e

@@ -98,6 +98,25 @@ def test_export_into_local_mode_keeps_vectors_and_payloads(tmp_path):
         target.close()
 
 
+def test_a_re_export_deletes_the_points_the_source_no_longer_holds(tmp_path):
+    from harvester.index.export import mirror_collection
+
+    source = open_store(None, None, str(tmp_path / "e"), "edge")
+    source.ensure_collection("c", "m", 8)
+    source.upsert("c", points())
+    target = open_store(None, None, str(tmp_path / "l"), "local")
+    try:
+        assert mirror_collection(source, "c", target).deleted == 0
+        source.delete("c", scope=Scope(url="https://b.test/docs/x.html"))  # a pruned page
+        source.delete("c", [points()[0].id])  # a replaced chunk
+        counts = mirror_collection(source, "c", target, batch=1)
+        assert (counts.copied, counts.deleted) == (2, 2)
+        assert {r.id for r in target.scroll("c")} == {r.id for r in source.scroll("c")}
+    finally:
+        source.close()
+        target.close()
+
+
 HOLDER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {repo!r})
@@ -168,6 +187,30 @@ def test_payload_carries_a_llamaindex_node_with_the_text_once(tmp_path):
     assert node["text"] == "body text" and node["id_"] == chunk["id"]
     assert set(node["metadata"]) == set(NODE_METADATA_KEYS) and node["metadata"]["heading_path"] == "P > H"
     assert payload["_node_type"] == "TextNode"
+
+
+def test_payload_carries_the_frameworks_citation_and_neighbour_fields():
+    import json
+
+    from harvester.index.store import NODE_EXCLUDED_LLM_KEYS, chunk_payload
+
+    chunks = [{"id": f"00000000-0000-0000-0000-00000000000{i}", "index": i, "text": f"part {i}",
+               "heading_path": ["P", f"H{i}"], "token_count": 2} for i in range(3)]
+
+    class Page:
+        url, title, section, domain, source_type = "https://a.test/p", "P", "S", "a.test", "html"
+        breadcrumbs, content_hash, etag, last_modified = [], "h", None, None
+
+    Page.chunks = chunks
+    first, middle = chunk_payload(Page(), chunks[0], "2026-01-01"), chunk_payload(Page(), chunks[1], "2026-01-01",
+                                                                                  anchor="h1")
+    assert first["metadata"]["source"] == "https://a.test/p" and middle["metadata"]["source"] == "https://a.test/p#h1"
+    assert middle["doc_id"] == "https://a.test/p", "LlamaIndex's delete(ref_doc_id) matches it"
+    node = json.loads(middle[NODE_CONTENT])
+    assert {key: rel["node_id"] for key, rel in node["relationships"].items()} == {
+        "1": "https://a.test/p", "2": chunks[0]["id"], "3": chunks[2]["id"]}, "source, previous, next"
+    assert "2" not in json.loads(first[NODE_CONTENT])["relationships"], "the first chunk has no previous"
+    assert node["excluded_llm_metadata_keys"] == list(NODE_EXCLUDED_LLM_KEYS)
 
 
 def test_fast_query_encoder_matches_the_model(tmp_path):

@@ -46,7 +46,7 @@ class Command(ScrapyCommand):
         tune_process()  # before the imports below load NumPy
         # Imported here: Scrapy imports every command module for every command, crawls included.
         from harvester.index.engines import open_store
-        from harvester.index.export import export_collection
+        from harvester.index.export import mirror_collection
 
         if args:
             raise UsageError("scrapy export takes no arguments")
@@ -74,7 +74,7 @@ class Command(ScrapyCommand):
                                 opts.to_path or opts.to_edge, "local" if opts.to_path else "edge",
                                 settings.getfloat("HARVESTER_QDRANT_WAIT"))
             try:
-                copied = export_collection(source, collection, target, opts.target_name)
+                counts = mirror_collection(source, collection, target, opts.target_name)
             finally:
                 target.close()
         except (StoreUnavailable, CollectionMismatch) as exc:
@@ -82,7 +82,9 @@ class Command(ScrapyCommand):
         finally:
             source.close()
         where = opts.to_url or opts.to_path or opts.to_edge
-        print(f"exported {copied} points of {collection!r} to {where} as {opts.target_name or collection!r}")
+        stale = f", deleted {counts.deleted} it no longer holds" if counts.deleted else ""
+        print(f"exported {counts.copied} points of {collection!r} to {where} as "
+              f"{opts.target_name or collection!r}{stale}")
         return None
 
     def _fail(self, message: str) -> None:

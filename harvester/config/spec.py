@@ -31,6 +31,7 @@ from harvester.extract.quality import DEFAULT_MIN_CHARS
 from harvester.extract.template import DEFAULT_SAMPLE
 from harvester.items import EXPORTED_FIELDS
 from harvester.render.browser import RENDER_TIMEOUT_MS
+from harvester.site_markdown.verify import DEFAULT_MIN_COVERAGE
 from harvester.urls.canonical import DEFAULT_STRIP_PARAMS
 from harvester.urls.rules import DEFAULT_SKIP_PATTERNS, check_css, compile_patterns
 
@@ -232,6 +233,12 @@ SPEC: tuple[Setting, ...] = (
             env="HARVESTER_TEMPLATE_LEARNING", profile_key="template_learning"),
     Setting("HARVESTER_TEMPLATE_SAMPLE", DEFAULT_SAMPLE, Int(minimum=3), "pages of a site learned from before its template "
             "is decided (they wait for it)", "Extraction"),
+    # On: only pages that announce Markdown pay for it (one request each), and a twin is stored only
+    # where it holds all the HTML shows.
+    Setting("HARVESTER_SITE_MARKDOWN_ENABLED", True, Bool(), "read `llms.txt` (`sitemap` spider) and use a page's "
+            "own Markdown where it holds what its HTML shows", "Extraction"),
+    Setting("HARVESTER_SITE_MARKDOWN_MIN_COVERAGE", DEFAULT_MIN_COVERAGE, SHARE, "share of the HTML "
+            "conversion's word shingles a page's Markdown twin must hold to be used", "Extraction"),
     # Pipelines.
     Setting("HARVESTER_CHUNKING_ENABLED", True, Bool(), "split pages into chunks", "Chunking and embedding"),
     Setting("HARVESTER_CHUNK_MAX_TOKENS", 0, COUNT, "chunk size in tokens; 0 = the model's limit, and larger "
@@ -286,6 +293,10 @@ SPEC: tuple[Setting, ...] = (
     Setting("HARVESTER_QDRANT_COMPACT_SHARE", 0.15, SHARE, "share of the embedded store's point writes "
             "that later ones overwrote or deleted, from which the end of a crawl rebuilds it with its live "
             "points only, giving the space back (0: never; `scrapy compact` does it on demand)", "Index"),
+    Setting("HARVESTER_EXPORT_PATH", None, Optional(Text(words="directory")), "a qdrant-client local-mode "
+            "folder (what LangChain and LlamaIndex open) that the end of each crawl makes a copy of the "
+            "collection, as `scrapy export --to-path` does: pruned pages and replaced chunks leave it too",
+            "Index", env="HARVESTER_EXPORT_PATH"),
     Setting("QDRANT_URL", None, Optional(Text(check=_http_url, words="URL")), "a Qdrant server to use instead of "
             "the local store", "Index", env="QDRANT_URL"),
     Setting("QDRANT_API_KEY", None, Optional(Text()), "the Qdrant server's API key", "Index",

@@ -391,6 +391,32 @@ def element_headings(main) -> list[dict]:
     return out
 
 
+def heading_anchors(main) -> list[tuple[str, str]]:
+    """``(text, id)`` of each heading of ``main`` that a URL fragment can point at, in order: the
+    heading's own id, else that of the section it opens (Sphinx), else of an anchor inside it (a
+    self-link's ``#id``, an ``id`` or ``name``). Read before cleaning strips the attributes."""
+    out = []
+    for h in main.iter(*_HEADINGS):
+        text = collapse_space(h.text_content()).replace("¶", "").strip()
+        anchor = h.get("id") or _section_id(h) or next(filter(None, map(_link_anchor, h.iter("a"))), None)
+        if text and anchor:
+            out.append((text, anchor))
+    return out
+
+
+def _link_anchor(a) -> str | None:
+    href = a.get("href") or ""
+    return href[1:] if href.startswith("#") and len(href) > 1 else a.get("id") or a.get("name")
+
+
+def _section_id(h) -> str | None:
+    parent = h.getparent()
+    if parent is None or not parent.get("id") or parent.tag not in ("section", "div", "article"):
+        return None
+    first = next(parent.iter(*_HEADINGS), None)
+    return parent.get("id") if first is h else None
+
+
 def markdown_headings(md: str) -> list[dict]:
     out = []
     for line, kind in classify_lines(md.split("\n")):

@@ -18,9 +18,11 @@ from harvester.extract.page import NoContent
 from harvester.extract.page_item import header
 from harvester.extract.pdf import PdfUnreadable, extract_pdf, is_pdf
 from harvester.extract.template_hold import TemplateHold
+from harvester.items import PageItem
 from harvester.meta import RENDER_FALLBACK, TEMPLATE_SAMPLE, is_page_request
 from harvester.render.middleware import Renderer
 from harvester.report.cpu import stat_key, timed_call
+from harvester.site_markdown.twins import SiteMarkdown
 from harvester.sites import SiteProfiles
 from harvester.threads import Worker
 from harvester.urls.hosts import host_key
@@ -33,7 +35,6 @@ if TYPE_CHECKING:
 
     from harvester.extract.extractor import Prepared
     from harvester.extract.template import Template
-    from harvester.items import PageItem
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ class ExtractionMiddleware:
     Learned site templates: the first pages of each host wait for its template
     (``harvester.extract.template_hold``, which lists its settings and stats), then every page of
     the host is cleaned of it before conversion.
+    A page's own Markdown replaces its conversion where it holds what the HTML shows
+    (``harvester.site_markdown.twins``, which lists its settings and stats).
     Meta: ``harvester_dont_extract`` (robots.txt, sitemaps...).
     Every page is classified (``harvester.extract.classify``): the verdict is the item's
     ``page_type``; blocked pages and login walls are skipped (reasons ``blocked``,
@@ -88,6 +91,7 @@ class ExtractionMiddleware:
         self._outcomes = PageOutcomes(crawler, Renderer.from_crawler(crawler))
         self._extractor = PageExtractor(min_chars=self._min_chars, converter=settings.get("HARVESTER_MARKDOWN_CONVERTER"),
                                         selectors=settings.getdict("HARVESTER_CONTENT_SELECTORS"), profiles=self._profiles)
+        self._site_markdown = SiteMarkdown.from_crawler(crawler)
         self._hold = TemplateHold(crawler, self._extractor, self._in_worker, self._finish)
         # One page at a time: extraction holds the interpreter lock nearly throughout, so more
         # threads add no speed, only memory (a tree each) and CPU spent switching between them.
@@ -181,7 +185,10 @@ class ExtractionMiddleware:
             return None
         finally:
             drop_tree(response)
-        return self._outcomes.of_html(response, profile, extraction)
+        output = self._outcomes.of_html(response, profile, extraction)
+        if self._site_markdown is not None and isinstance(output, PageItem):
+            await self._site_markdown.use_twin(output, response)
+        return output
 
     async def _in_worker(self, fn: Any, response: Response, *args: Any) -> Any:
         """``fn(response, *args)`` in the extraction thread (or in this one for a small page:

@@ -50,6 +50,7 @@ from harvester.extract.main_element import first_with_text, generic_candidates, 
 from harvester.extract.metadata import (
     base_url,
     element_headings,
+    heading_anchors,
     markdown_headings,
     page_metadata,
     profile_breadcrumbs,
@@ -80,6 +81,8 @@ class ExtractedPage:
     author: str | None = None
     published: str | None = None
     modified: str | None = None
+    # ``(heading text, id)`` of the headings a URL fragment can point at (metadata.heading_anchors).
+    anchors: list[tuple[str, str]] = field(default_factory=list)
 
 
 class NoContent(Exception):
@@ -145,6 +148,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
         if article:
             narrow_article(main)
             prune_article(main)
+        anchors = heading_anchors(main)
         prepare_main(main, base, rules)
         md = convert(main)  # tidied by the converter (register_converter)
         text = visible_text(md)
@@ -154,7 +158,8 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
             continue
         if len(text) < min_chars:
             raise NoContent("too_short", f"{len(text)} chars", generator)
-        return _page(meta, md, element_headings(main), degraded=False, generator=generator, text=text)
+        return _page(meta, md, element_headings(main), degraded=False, generator=generator, text=text,
+                     anchors=anchors)
 
     absolutize_links(root, base)
     md = _trafilatura(root, url)
@@ -317,7 +322,7 @@ _CHROME_CLASSES = frozenset({"sphinxsidebar", "related", "navheader", "navfooter
 # --------------------------------------------------------------------------
 
 def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generator: str | None,
-          text: str | None = None) -> ExtractedPage:
+          text: str | None = None, anchors: list[tuple[str, str]] | None = None) -> ExtractedPage:
     """``text``: ``visible_text(md)`` when the caller has it already."""
     title = meta["title"] or (headings[0]["text"] if headings else "")
     # JSON-LD and meta tags can carry what the tree could not (lone surrogates from JSON escapes).
@@ -335,4 +340,5 @@ def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generato
         author=clean_text(meta["author"]) if meta.get("author") else None,
         published=meta.get("published"),
         modified=meta.get("modified"),
+        anchors=[(clean_text(text), anchor) for text, anchor in anchors or ()],
     )

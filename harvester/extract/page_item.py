@@ -46,6 +46,7 @@ def page_item(response: Response, page: ExtractedPage, verdict: Verdict, url: st
         author=page.author,
         published=page.published,
         modified=page.modified,
+        anchors=[list(pair) for pair in page.anchors],
     )
 
 

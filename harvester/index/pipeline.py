@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -14,16 +16,17 @@ from harvester.embedding.folder import ModelUnavailable, model_dimension, vector
 from harvester.embedding.models import backend_options, load_backend
 from harvester.index.engines import legacy_collections, legacy_message, open_store
 from harvester.index.engines.edge import EdgeStore
+from harvester.index.export import mirror_collection
 from harvester.index.store import (
     CollectionMismatch,
     Point,
     Scope,
     StoreUnavailable,
-    chunk_payload,
     chunk_point,
+    page_payloads,
 )
 from harvester.recrawl.extension import Recrawl
-from harvester.recrawl.state import load_stored_pages
+from harvester.recrawl.state import load_stored_pages, page_change
 from harvester.signals import chunks_superseded, page_aggregate, page_aliased, pages_indexed
 from harvester.threads import Worker
 
@@ -58,7 +61,9 @@ class IndexPipeline:
     aggregate's chunks of its own text), and aliases found after a page was written are added to
     its points. Last, the embedded store is compacted when ``HARVESTER_QDRANT_COMPACT_SHARE`` of
     its writes are dead (stats ``harvester/index/compaction/bytes_before``, ``.../bytes_after``,
-    ``.../seconds``).
+    ``.../seconds``). With ``HARVESTER_EXPORT_PATH``, the collection is then mirrored into that
+    local-mode folder (stats ``harvester/index/export/{points,deleted,seconds,failed}``); a
+    failed export is logged and leaves the crawl's outcome alone.
     Re-crawls (with the Recrawl extension): loads every stored page's state from the collection
     when it opens; a page with the stored content hash and chunks is not written again (unless
     its ETag, Last-Modified or links changed); chunks without a vector (already stored) get their
@@ -84,6 +89,7 @@ class IndexPipeline:
         self._collection = settings.get("HARVESTER_QDRANT_COLLECTION")
         self._batch_size = settings.getint("HARVESTER_QDRANT_BATCH_SIZE")
         self._compact_share = settings.getfloat("HARVESTER_QDRANT_COMPACT_SHARE")
+        self._export_path = settings.get("HARVESTER_EXPORT_PATH")
         self._model_name = settings.get("HARVESTER_EMBEDDING_MODEL")
         self._backend = backend_options(settings)
         self._worker = Worker("harvester-index")
@@ -158,6 +164,7 @@ class IndexPipeline:
         if self._recrawl is not None:
             self._recrawl.reach(item.url)
             self._recrawl.indexed.add(item.url)
+            item.change = page_change(self._recrawl.pages.get(item.url), item.content_hash)
         self._pending.append(item)
         if sum(len(page.chunks) for page in self._pending) >= self._batch_size:
             await self._flush()
@@ -185,10 +192,8 @@ class IndexPipeline:
         changed = [page for page in pages if self._changed(page)]
         points, payloads = [], []
         for page in changed:
-            for chunk, vector in zip(page.chunks, page.vectors or (), strict=True):
-                payload = chunk_payload(page, chunk, harvested_at, nodes=self._nodes)
-                if chunk["index"] == 0:
-                    payload["links"] = list(page.links)
+            page_points = page_payloads(page, harvested_at, nodes=self._nodes)
+            for chunk, vector, payload in zip(page.chunks, page.vectors or (), page_points, strict=True):
                 if vector is None:
                     payloads.append(Point(id=chunk["id"], payload=payload))
                     continue
@@ -290,8 +295,35 @@ class IndexPipeline:
             self._stats.set_value("harvester/index/compaction/bytes_after", done.bytes_after)
             self._stats.set_value("harvester/index/compaction/seconds", round(done.seconds, 3))
 
+    def _export(self) -> None:
+        """Mirror the collection into ``HARVESTER_EXPORT_PATH``, so the frameworks' copy follows
+        each crawl."""
+        if not self._export_path or self._client is None:
+            return
+        if not self._url and self._engine == "local" and os.path.abspath(self._export_path) == os.path.abspath(
+                self._path):
+            logger.error("Not exporting: HARVESTER_EXPORT_PATH is the store itself (%s)", self._path)
+            return
+        started = time.monotonic()
+        try:
+            target = open_store(None, None, self._export_path, "local", self._wait)
+            try:
+                counts = mirror_collection(self._client, self._collection, target)
+            finally:
+                target.close()
+        except Exception:  # a folder another process holds, a full disk: the store itself is fine
+            logger.exception("Could not export collection %r to %s", self._collection, self._export_path)
+            self._stats.inc_value("harvester/index/export/failed")
+            return
+        self._stats.set_value("harvester/index/export/points", counts.copied)
+        self._stats.set_value("harvester/index/export/deleted", counts.deleted)
+        self._stats.set_value("harvester/index/export/seconds", round(time.monotonic() - started, 3))
+        logger.info("Exported %d points of %r to %s, deleted %d it no longer holds",
+                    counts.copied, self._collection, self._export_path, counts.deleted)
+
     async def _close_client(self) -> None:
         if self._client is not None:
+            await self._worker.run(self._export)
             await self._worker.run(self._compact)
             await self._worker.run(self._client.close)
             self._client = None

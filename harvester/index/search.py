@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvester.index.engines import as_store
 from harvester.index.lexical import sparse_query
-from harvester.index.store import Candidate, Query, Scope, Store
+from harvester.index.store import PAGE_ONLY_KEYS, Candidate, Query, Scope, Store
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
@@ -146,10 +146,10 @@ def candidates(
     not asked), in one request."""
     queries, sides = [], []
     if dense is not None:
-        queries.append(Query(limit, using=using, dense=list(dense), scope=scope))
+        queries.append(Query(limit, using=using, dense=list(dense), scope=scope, exclude_keys=PAGE_ONLY_KEYS))
         sides.append("dense")
     if sparse is not None and sparse[0]:  # a query of punctuation only has no terms
-        queries.append(Query(limit, sparse=sparse, scope=scope))
+        queries.append(Query(limit, sparse=sparse, scope=scope, exclude_keys=PAGE_ONLY_KEYS))
         sides.append("sparse")
     found: dict[str, list[Candidate]] = {"dense": [], "sparse": []}
     if queries:
@@ -248,9 +248,13 @@ def _url(payload: dict[str, Any]) -> str | None:
 def hit(payload: dict[str, Any], score: float) -> dict[str, Any]:
     """One result as ``scrapy search --json`` prints it."""
     metadata = payload.get("metadata", {})
+    url, anchor = metadata.get("source_url"), metadata.get("anchor")
     return {
-        "url": metadata.get("source_url"),
+        "url": url,
+        # The chunk's heading, to cite: the page's URL with the heading's fragment when it has one.
+        "link": f"{url}#{anchor}" if url and anchor else url,
         "title": metadata.get("title"),
+        "section": metadata.get("section") or "",
         "score": round(float(score), 4),
         "heading_path": metadata.get("headings", []),
         "chunk_index": metadata.get("chunk_index"),

@@ -45,6 +45,21 @@ DATE_KEYS = (PUBLISHED_KEY, MODIFIED_KEY)
 # The metadata keys a LlamaIndex node carries: what an answer needs to cite its source, kept short
 # because the node's JSON is stored in every point.
 NODE_METADATA_KEYS = ("source_url", "title", "section", "heading_path", "chunk_index", "domain")
+# Node metadata kept out of the text LlamaIndex gives the LLM, and out of the text it would embed
+# (the stored vectors embed the context line and the chunk, not the URL).
+NODE_EXCLUDED_LLM_KEYS = ("chunk_index", "domain")
+NODE_EXCLUDED_EMBED_KEYS = ("source_url", "chunk_index", "domain")
+# LlamaIndex's top-level payload key for a node's document (its page URL): what its Qdrant store's
+# ``delete(ref_doc_id)`` and ``doc_ids`` filters match.
+DOC_ID = "doc_id"
+# LlamaIndex's NodeRelationship and ObjectType values, as its node JSON spells them.
+_SOURCE, _PREVIOUS, _NEXT = "1", "2", "3"
+_TEXT, _DOCUMENT = "1", "4"
+# Page-level payload keys kept on a page's first chunk only (``chunk_index`` 0): the page's links
+# (for a re-crawl's 304) and its whole Markdown as extracted (what the MCP server's fetch returns).
+LINKS_KEY = "links"
+MARKDOWN_KEY = "markdown"
+PAGE_ONLY_KEYS = (LINKS_KEY, MARKDOWN_KEY)
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,8 @@ class Scope:
     domain: str | None = None
     url_prefix: str | None = None
     section: str | None = None
+    # A breadcrumb path's start ("Guide > Tutorial"): the pages of that section and its subsections.
+    section_prefix: str | None = None
     exclude_ids: tuple[str, ...] = ()
     # ISO 8601 bounds, both inclusive, on a page's date: ``published``, else ``modified`` when the
     # page states no publication date; a page with neither is outside any date range.
@@ -63,8 +80,8 @@ class Scope:
 
     @property
     def empty(self) -> bool:
-        return not (self.url or self.domain or self.url_prefix or self.section or self.exclude_ids
-                    or self.dated)
+        return not (self.url or self.domain or self.url_prefix or self.section or self.section_prefix
+                    or self.exclude_ids or self.dated)
 
     @property
     def dated(self) -> bool:
@@ -80,7 +97,8 @@ class Scope:
 
     def prefixes(self) -> list[tuple[str, str]]:
         """``(payload key, prefix)`` pairs a point's payload must start with."""
-        return [("metadata.source_url", self.url_prefix)] if self.url_prefix else []
+        pairs = (("metadata.source_url", self.url_prefix), ("metadata.section", self.section_prefix))
+        return [(key, value) for key, value in pairs if value]
 
 
 @dataclass(frozen=True)
@@ -121,6 +139,8 @@ class Query:
     sparse: tuple[list[int], list[float]] | None = None
     scope: Scope | None = None
     with_payload: bool = True
+    # Payload keys left out of the candidates (a page's Markdown and links: large, and no search reads them).
+    exclude_keys: tuple[str, ...] = ()
 
 
 class Store(Protocol):
@@ -247,13 +267,41 @@ def chunk_vectors(dense_name: str, dense: Any, text: str) -> dict[str, Any]:
     return {dense_name: dense_list, SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)}
 
 
-def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes: bool = True) -> dict[str, Any]:
+def chunk_anchors(chunks: Sequence[dict[str, Any]], anchors: Sequence[Sequence[str]]) -> list[str | None]:
+    """The fragment id of each chunk's heading (its heading path's last), from the page's
+    ``(heading text, id)`` pairs in order; None where the page gives that heading no id. A heading
+    text that repeats on the page takes the next one from the previous chunk's on."""
+    keys = [(_heading_key(text), anchor) for text, anchor in anchors]
+    out: list[str | None] = []
+    start = 0
+    for chunk in chunks:
+        path = chunk.get("heading_path") or ()
+        key = _heading_key(path[-1]) if path else None
+        found = next((i for i in range(start, len(keys)) if keys[i][0] == key), None) if key else None
+        if found is None and key:
+            found = next((i for i in range(start) if keys[i][0] == key), None)
+        if found is not None:
+            start = found
+        out.append(keys[found][1] if found is not None else None)
+    return out
+
+
+def _heading_key(text: str) -> str:
+    # The element's text and the Markdown heading differ by inline markup and escapes only.
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes: bool = True,
+                  anchor: str | None = None) -> dict[str, Any]:
     """The payload of one chunk's point: ``page_content`` + ``metadata``, as LangChain reads it,
-    and with ``nodes`` LlamaIndex's node fields (``node_fields``)."""
+    and with ``nodes`` LlamaIndex's node fields (``node_fields``). ``anchor``: the fragment id of the
+    chunk's heading (``chunk_anchors``)."""
     payload = {
         "page_content": chunk["text"],
         "metadata": {
             "source_type": page.source_type,
+            # LangChain's citing chains read ``source``: the page, at the chunk's heading if it has an id.
+            "source": f"{page.url}#{anchor}" if anchor else page.url,
             "source_url": page.url,
             "domain": page.domain,
             "title": page.title,
@@ -261,6 +309,7 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
             "breadcrumbs": page.breadcrumbs,
             "headings": list(chunk["heading_path"]),
             "heading_path": " > ".join(chunk["heading_path"]),
+            "anchor": anchor,
             "context": chunk.get("context", ""),
             "chunk_id": chunk["id"],
             "chunk_index": chunk["index"],
@@ -276,25 +325,70 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
             "author": getattr(page, "author", None),
             "published": getattr(page, "published", None),
             "modified": getattr(page, "modified", None),
+            "description": getattr(page, "description", None),
         },
     }
     if nodes:
-        payload.update(node_fields(chunk["id"], payload))
+        payload.update(node_fields(chunk["id"], payload, *neighbours(page.chunks, chunk)))
     return payload
 
 
-def node_fields(point: str, payload: dict[str, Any]) -> dict[str, str]:
-    """LlamaIndex's ``_node_content`` (a TextNode as JSON: the text once, flat metadata) and
-    ``_node_type``: its ``QdrantVectorStore`` rebuilds nodes from them and from nothing else."""
+def page_payloads(page: Any, harvested_at: str, *, nodes: bool = True) -> list[dict[str, Any]]:
+    """The payloads of ``page``'s chunks, in order: each ``chunk_payload`` with its heading's anchor,
+    and on the first the page's links and whole Markdown (``PAGE_ONLY_KEYS``)."""
+    anchors = chunk_anchors(page.chunks, getattr(page, "anchors", None) or ())
+    payloads = []
+    for chunk, anchor in zip(page.chunks, anchors, strict=True):
+        payload = chunk_payload(page, chunk, harvested_at, nodes=nodes, anchor=anchor)
+        if chunk["index"] == 0:
+            payload[LINKS_KEY] = list(page.links)
+            payload[MARKDOWN_KEY] = page.markdown
+        payloads.append(payload)
+    return payloads
+
+
+def neighbours(chunks: Sequence[Any], chunk: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The point ids of the chunks before and after ``chunk`` in its page's ``chunks``."""
+    position = chunk.get("index", -1)
+    if not (0 <= position < len(chunks)) or chunks[position] is not chunk:
+        position = next((n for n, other in enumerate(chunks) if other is chunk), -1)
+    if position < 0:
+        return None, None
+
+    def point_at(n: int) -> str | None:
+        other = chunks[n] if 0 <= n < len(chunks) else None
+        return other.get("id") if isinstance(other, dict) else None
+
+    return point_at(position - 1), point_at(position + 1)
+
+
+def node_fields(point: str, payload: dict[str, Any], previous: str | None = None,
+                following: str | None = None) -> dict[str, str]:
+    """LlamaIndex's ``_node_content`` (a TextNode as JSON: the text once, flat metadata, the page
+    as its source document, the page's chunks before and after it, the metadata kept out of the
+    prompt), ``_node_type`` and ``doc_id``: its ``QdrantVectorStore`` rebuilds nodes from them."""
     metadata = payload.get("metadata") or {}
+    page = metadata.get("source_url")
+    relationships = {}
+    if page:
+        relationships[_SOURCE] = {"node_id": page, "node_type": _DOCUMENT}
+    if previous:
+        relationships[_PREVIOUS] = {"node_id": previous, "node_type": _TEXT}
+    if following:
+        relationships[_NEXT] = {"node_id": following, "node_type": _TEXT}
     node = {
         "id_": point,
         "text": payload.get("page_content", ""),
         "metadata": {key: metadata.get(key) for key in NODE_METADATA_KEYS},
+        "excluded_llm_metadata_keys": list(NODE_EXCLUDED_LLM_KEYS),
+        "excluded_embed_metadata_keys": list(NODE_EXCLUDED_EMBED_KEYS),
+        "relationships": relationships,
         "class_name": "TextNode",
     }
-    return {NODE_CONTENT: json.dumps(node, ensure_ascii=False, separators=(",", ":")),
-            NODE_TYPE: "TextNode"}
+    fields = {NODE_CONTENT: json.dumps(node, ensure_ascii=False, separators=(",", ":")), NODE_TYPE: "TextNode"}
+    if page:
+        fields[DOC_ID] = page
+    return fields
 
 
 def chunk_point(point: str, using: str, dense: Any, text: str, payload: dict[str, Any]) -> Point:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from harvester.index.search import MODES, SORTS, date_bound, search
-from harvester.index.store import Scope, StoreUnavailable
+from harvester.index.store import MARKDOWN_KEY, Scope, StoreUnavailable
+from harvester.urls.canonical import canonical_url, path_form, with_form
 
 if TYPE_CHECKING:
     from harvester.embedding.models import Embedder
@@ -17,6 +19,13 @@ if TYPE_CHECKING:
 PAGE_KEYS = ("source_url", "title", "section", "domain", "breadcrumbs", "source_type", "content_hash",
              "etag", "last_modified", "harvested_at", "aliases", "total_chunks", "author", "published", "modified")
 MAX_K = 50
+# A fetch returns at most this many characters of a page per call (about 5,000 tokens), and the
+# rest from ``offset``: assistants refuse tool results much longer than that.
+FETCH_CHARS = 20_000
+MIN_FETCH_CHARS, MAX_FETCH_CHARS = 1_000, 100_000
+LIST_LIMIT, MAX_LIST_LIMIT = 200, 1_000
+# The sections a source lists (list_sources) per site, largest first.
+MAX_SECTIONS = 100
 
 
 class ServiceError(ValueError):
@@ -38,7 +47,8 @@ class SearchService:
         except ValueError as exc:
             raise ServiceError(str(exc)) from exc
         if not exists:
-            raise ServiceError(f"no collection {name!r} (have: {', '.join(self.store.collections()) or 'none'})")
+            raise ServiceError(f"no collection {name!r} in the store at {self.store.where} "
+                               f"(have: {', '.join(self.store.collections()) or 'none'})")
         return name
 
     def search(
@@ -64,25 +74,83 @@ class SearchService:
         except ValueError as exc:
             raise ServiceError(str(exc)) from exc
         name = self._collection(collection)
-        scope = Scope(domain=site or None, url_prefix=url_prefix or None, section=section or None,
-                      since=first, until=last)
+        scope = Scope(domain=site_host(site), url_prefix=(url_prefix or "").strip() or None,
+                      section_prefix=(section or "").strip() or None, since=first, until=last)
         return search(self.store, name, self.embedder, query, k, mode, scope=scope,
                       group_by="page" if group_by_page else None, sort=sort)
 
-    def fetch(self, url: str, collection: str | None = None) -> dict[str, Any]:
-        """The page at ``url``: its Markdown, rebuilt from its chunks in order, and its metadata."""
+    def fetch(self, url: str, collection: str | None = None, offset: int = 0,
+              max_chars: int = FETCH_CHARS) -> dict[str, Any]:
+        """The page at ``url`` (any spelling of it: fragment, ``index.html``, trailing slash, case of
+        scheme and host): its Markdown as extracted, ``max_chars`` of it from ``offset`` (cut at a
+        line end), ``next_offset`` for the rest, and its metadata."""
+        if not url or not url.strip():
+            raise ServiceError("the URL is empty: give a page's URL (from search or list_pages)")
+        if offset < 0:
+            raise ServiceError("offset must be 0 or more")
+        if not MIN_FETCH_CHARS <= max_chars <= MAX_FETCH_CHARS:
+            raise ServiceError(f"max_chars must be between {MIN_FETCH_CHARS} and {MAX_FETCH_CHARS}")
         name = self._collection(collection)
-        records = list(self.store.scroll(name, Scope(url=url)))
-        if not records:
-            raise ServiceError(f"no page {url!r} in collection {name!r}")
+        found, records = None, []
+        for candidate in url_forms(url.strip()):
+            records = list(self.store.scroll(name, Scope(url=candidate),
+                                             keys=["page_content", "metadata", MARKDOWN_KEY]))
+            if records:
+                found = candidate
+                break
+        if found is None:
+            raise ServiceError(f"no page {url!r} in collection {name!r} (search or list_pages gives the "
+                               "URLs it holds)")
         records.sort(key=lambda r: (r.payload.get("metadata") or {}).get("chunk_index", 0))
         first = records[0].payload.get("metadata") or {}
-        return {
-            "url": url,
+        markdown = records[0].payload.get(MARKDOWN_KEY)
+        if not isinstance(markdown, str):  # a page indexed before pages kept their Markdown
+            markdown = "\n\n".join(r.payload.get("page_content", "") for r in records)
+        if offset and offset >= len(markdown):
+            raise ServiceError(f"offset {offset} is past the page's end ({len(markdown)} characters)")
+        end = cut(markdown, offset, max_chars)
+        remaining = len(markdown) - end
+        out = {
+            "url": found,
             "title": first.get("title"),
             "metadata": {key: first.get(key) for key in PAGE_KEYS},
             "chunks": len(records),
-            "markdown": "\n\n".join(r.payload.get("page_content", "") for r in records),
+            "markdown": markdown[offset:end],
+            "offset": offset,
+            "total_chars": len(markdown),
+            "next_offset": end if remaining else None,
+        }
+        out["note"] = (f"{remaining} more characters: fetch again with offset={end}" if remaining
+                       else "the end of the page")
+        return out
+
+    def list_pages(self, site: str | None = None, collection: str | None = None, *, section: str | None = None,
+                   url_prefix: str | None = None, offset: int = 0, limit: int = LIST_LIMIT) -> dict[str, Any]:
+        """A table of contents: the pages (URL, title, section) of a site, a section (a breadcrumb
+        prefix) or a URL prefix, by URL, ``limit`` from ``offset``; and their sections."""
+        if offset < 0:
+            raise ServiceError("offset must be 0 or more")
+        if not 1 <= limit <= MAX_LIST_LIMIT:
+            raise ServiceError(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+        name = self._collection(collection)
+        scope = Scope(domain=site_host(site), section_prefix=(section or "").strip() or None,
+                      url_prefix=(url_prefix or "").strip() or None)
+        pages: dict[str, dict[str, Any]] = {}
+        keys = ["metadata.source_url", "metadata.title", "metadata.section"]
+        for record in self.store.scroll(name, scope, keys=keys):
+            meta = record.payload.get("metadata") or {}
+            url = meta.get("source_url")
+            if url and url not in pages:
+                pages[url] = {"url": url, "title": meta.get("title") or "", "section": meta.get("section") or ""}
+        ordered = [pages[url] for url in sorted(pages)]
+        end = offset + limit
+        return {
+            "collection": name,
+            "total": len(ordered),
+            "offset": offset,
+            "next_offset": end if end < len(ordered) else None,
+            "sections": section_counts(ordered),
+            "pages": ordered[offset:end],
         }
 
     def list_sources(self) -> list[dict[str, Any]]:
@@ -99,7 +167,8 @@ class SearchService:
         sites: dict[str, dict[str, Any]] = {}
         pages: dict[str, str] = {}
         chunks = 0
-        keys = ["metadata.source_url", "metadata.domain", "metadata.harvested_at"]
+        sections: dict[str, dict[str, int]] = {}
+        keys = ["metadata.source_url", "metadata.domain", "metadata.harvested_at", "metadata.section"]
         for record in self.store.scroll(name, keys=keys):
             meta = record.payload.get("metadata") or {}
             chunks += 1
@@ -110,7 +179,13 @@ class SearchService:
             if url and url not in pages:
                 pages[url] = domain
                 site["pages"] += 1
+                crumbs = sections.setdefault(domain, {})
+                section = meta.get("section") or ""
+                crumbs[section] = crumbs.get(section, 0) + 1
             site["last_crawl"] = max(site["last_crawl"], meta.get("harvested_at") or "")
+        for domain, site in sites.items():
+            counted = sorted(sections.get(domain, {}).items(), key=lambda pair: (-pair[1], pair[0]))
+            site["sections"] = [{"section": s, "pages": n} for s, n in counted[:MAX_SECTIONS] if s]
         return {
             "collection": name,
             "pages": len(pages),
@@ -121,3 +196,53 @@ class SearchService:
 
     def close(self) -> None:
         self.store.close()
+
+
+def site_host(site: str | None) -> str | None:
+    """The host a ``site`` filter names, as pages store it (``domain``: lower case, no port): from
+    ``docs.example.com``, ``docs.example.com:8080`` or a URL on it; None for none."""
+    text = (site or "").strip()
+    if not text:
+        return None
+    try:
+        host = urlsplit(text if "://" in text else "//" + text).hostname
+    except ValueError:
+        host = None
+    return (host or text).lower()
+
+
+def url_forms(url: str) -> list[str]:
+    """The stored URLs ``url`` may name, most likely first: its canonical form (no fragment, scheme
+    and host lower-cased) and the other spellings of a directory page (``/a/``, ``/a``,
+    ``/a/index.html``)."""
+    forms = [url]
+    if "://" not in url:
+        return forms
+    try:
+        canonical = canonical_url(url)
+    except ValueError:
+        return forms
+    forms.append(canonical)
+    path = urlsplit(canonical).path or "/"
+    if path_form(path) is not None:
+        forms += [with_form(canonical, form) for form in ("slash", "index", "bare")]
+    return list(dict.fromkeys(forms))
+
+
+def cut(text: str, start: int, size: int) -> int:
+    """Where a piece of ``text`` of at most ``size`` characters from ``start`` ends: at the last line
+    break in its second half, else at ``size``."""
+    end = start + size
+    if end >= len(text):
+        return len(text)
+    at = text.rfind("\n", start + size // 2, end)
+    return at + 1 if at >= 0 else end
+
+
+def section_counts(pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each section of ``pages`` and its page count, by name (pages without one left out)."""
+    counts: dict[str, int] = {}
+    for page in pages:
+        if page["section"]:
+            counts[page["section"]] = counts.get(page["section"], 0) + 1
+    return [{"section": name, "pages": counts[name]} for name in sorted(counts)]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from harvester.items import PageChange
 from harvester.recrawl.state import StoredPage, prune_candidates
 from harvester.urls.rules import UrlRules
 
@@ -51,6 +52,10 @@ class Recrawl:
     cheaply: pages already indexed answer 304 or hash equal. After a clean pause (one Ctrl-C), the
     job is resumed as Scrapy saved it, with the reached pages remembered in ``JOBDIR``.
 
+    Feed lines: a stored page that answered 304, 404 or 410, or was pruned, gets a ``PageChange``
+    line in the crawl's feeds (sent as ``item_scraped``; it passes no pipeline), so a re-crawl's
+    feed says what happened to every page it requested; PageItems carry ``change`` themselves.
+
     Settings: ``HARVESTER_RECRAWL_ENABLED``, ``HARVESTER_PRUNE_ENABLED``,
     ``HARVESTER_PRUNE_DRY_RUN``, ``JOBDIR``.
     Stats: ``harvester/recrawl/{stored_pages,pruned,would_prune,deleted,unchanged_304,
@@ -82,14 +87,21 @@ class Recrawl:
         self.dry_run = settings.getbool("HARVESTER_PRUNE_DRY_RUN")
         self._pruner: Pruner | None = None
         self.resumed_reached = 0
+        self._spider: Spider | None = None
+        self._listed: set[str] = set()
+        self._prune_done = False
         self._jobdir = Path(settings["JOBDIR"]) if settings.get("JOBDIR") else None
         if self._jobdir is not None:
             self._open_job(self._jobdir)
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
+
+    def _spider_opened(self, spider: Spider) -> None:
+        self._spider = spider
 
     # The index pipeline's side.
     def load(self, pages: dict[str, StoredPage]) -> None:
@@ -119,17 +131,30 @@ class Recrawl:
     def reach(self, url: str) -> None:
         self.reached.add(self.url_rules.canonical(url))
 
-    def mark_unchanged(self, url: str) -> None:
-        """A stored page reached without fetching its content (304, sitemap lastmod)."""
+    def mark_unchanged(self, url: str, status: int | None = None) -> None:
+        """A stored page reached without fetching its content (304, sitemap lastmod); one that
+        answered (``status``) gets an ``unchanged`` feed line."""
         page = self.stored(url)
         if page is not None:
             self.reached.add(page.url)
             self.unchanged_hashes.setdefault(page.content_hash, page.url)
+            if status is not None:
+                self._feed_line(page, "unchanged", status)
 
-    def mark_gone(self, url: str) -> None:
+    def mark_gone(self, url: str, status: int | None = None) -> None:
         key = self.url_rules.canonical(url)
         if key in self.pages:
             self.gone.add(key)
+            self._feed_line(self.pages[key], "removed", status)
+
+    def _feed_line(self, page: StoredPage, change: str, status: int | None) -> None:
+        """Send ``page``'s PageChange to the feeds, once per page and crawl."""
+        if self._spider is None or page.url in self._listed:
+            return
+        self._listed.add(page.url)
+        line = PageChange(url=page.url, change=change, status=status, title=page.title,
+                          content_hash=page.content_hash, etag=page.etag, last_modified=page.last_modified)
+        self.crawler.signals.send_catch_log(signals.item_scraped, item=line, response=None, spider=self._spider)
 
     def count(self, what: str, value: int = 1) -> None:
         self.crawler.stats.inc_value(f"harvester/recrawl/{what}", value)
@@ -147,10 +172,17 @@ class Recrawl:
         # Connected before RunReport (a lower EXTENSIONS order builds it first) and synchronous,
         # so the report sees what was pruned.
         try:
-            self._prune(spider, reason)
+            self.prune(spider, reason)
         finally:
             if self._jobdir is not None:
                 self._close_job(self._jobdir, reason)
+
+    def prune(self, spider: Spider, reason: str) -> None:
+        """Prune once, when the spider closes (``EarlyPrune`` calls it before the feeds close)."""
+        if self._prune_done:
+            return
+        self._prune_done = True
+        self._prune(spider, reason)
 
     def _prune(self, spider: Spider, reason: str) -> None:
         if not self.prune_enabled or not self.pages or self._pruner is None:
@@ -176,6 +208,8 @@ class Recrawl:
                         len(candidates), ", ".join(candidates[:20]))
             return
         self._pruner(candidates)
+        for url in candidates:
+            self._feed_line(self.pages[url], "removed", None)
         self.count("pruned", len(candidates))
         logger.info("Pruned %d pages no longer reached: %s", len(candidates), ", ".join(candidates[:20]))
 
@@ -209,6 +243,27 @@ class Recrawl:
                      "indexed": sorted(self.indexed)}
             state_file.write_text(json.dumps(state), encoding="utf-8")
         (jobdir / RUNNING_MARKER).unlink(missing_ok=True)
+
+
+class EarlyPrune:
+    """Extension ordered before Scrapy's FeedExporter, whose ``spider_closed`` handler closes the
+    feeds: it prunes first, so that the pruned pages' ``removed`` lines reach the feeds.
+    Settings: ``HARVESTER_RECRAWL_ENABLED``."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("HARVESTER_RECRAWL_ENABLED"):
+            raise NotConfigured
+        self.crawler = crawler
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def _spider_closed(self, spider: Spider, reason: str) -> None:
+        recrawl = self.crawler.get_extension(Recrawl)
+        if recrawl is not None:
+            recrawl.prune(spider, reason)
 
 
 def _discard_job_files(jobdir: Path) -> None:

@@ -85,11 +85,11 @@ class ConditionalRequestMiddleware:
         if response.status == 304 and request.meta.get(CONDITIONAL):
             request.meta[UNCHANGED] = True
             recrawl.count("unchanged_304")
-            recrawl.mark_unchanged(request.url)
+            recrawl.mark_unchanged(request.url, response.status)
         elif 200 <= response.status < 300 and recrawl.stored(request.url) is not None:
             recrawl.fetched.add(recrawl.stored(request.url).url)
         elif response.status in GONE_STATUSES and recrawl.stored(request.url) is not None:
-            recrawl.mark_gone(request.url)
+            recrawl.mark_gone(request.url, response.status)
             self.crawler.stats.inc_value("harvester/recrawl/gone")
             logger.info("Stored page gone (HTTP %d): %s", response.status, request.url)
         return response

@@ -16,6 +16,7 @@ from typing import Any
 # The payload keys a re-crawl reads; page_content and the heading metadata are not needed.
 STATE_KEYS = [
     "metadata.source_url",
+    "metadata.title",
     "metadata.etag",
     "metadata.last_modified",
     "metadata.content_hash",
@@ -23,9 +24,9 @@ STATE_KEYS = [
     "metadata.chunk_index",
     "metadata.total_chunks",
     "links",
-    # LlamaIndex's node fields: a page whose points lack them (or have them) against the setting
-    # HARVESTER_QDRANT_LLAMAINDEX_NODES is rewritten.
-    "_node_type",
+    # LlamaIndex's node fields (``doc_id`` came with the node's document and neighbours): a page
+    # whose points lack them (or have them) against HARVESTER_QDRANT_LLAMAINDEX_NODES is rewritten.
+    "doc_id",
 ]
 
 
@@ -39,6 +40,7 @@ class StoredPage:
     """
 
     url: str
+    title: str = ""
     etag: str | None = None
     last_modified: str | None = None
     content_hash: str = ""
@@ -77,6 +79,7 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
         if page is None:
             page = pages[url] = StoredPage(
                 url=url,
+                title=meta.get("title") or "",
                 etag=meta.get("etag"),
                 last_modified=meta.get("last_modified"),
                 content_hash=meta.get("content_hash") or "",
@@ -88,7 +91,7 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
         indexes.add(meta.get("chunk_index", -1))
         totals.add(meta.get("total_chunks", -1))
         page.chunk_ids.add(str(point_id))
-        page.node_fields = page.node_fields and "_node_type" in payload
+        page.node_fields = page.node_fields and "doc_id" in payload
         page.harvested_at = min(page.harvested_at, meta.get("harvested_at") or "") or page.harvested_at
         if "links" in payload:
             page.links = list(payload.get("links") or [])
@@ -99,6 +102,14 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
             len(versions) == 1 and total == len(page.chunk_ids) and indexes == set(range(total))
         )
     return pages
+
+
+def page_change(stored: StoredPage | None, content_hash: str) -> str:
+    """What a crawl's page is against the stored one: ``new``, ``unchanged`` (the same extracted
+    content) or ``changed``."""
+    if stored is None:
+        return "new"
+    return "unchanged" if stored.content_hash == content_hash else "changed"
 
 
 def scroll_state(store: Any, collection: str, batch: int = 1024) -> Iterator[tuple[str, dict[str, Any]]]:

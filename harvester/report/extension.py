@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from harvester.items import PageChange
 from harvester.signals import (
     host_refused,
     page_aggregate,
@@ -88,6 +89,8 @@ class RunReport:
         self._started = time.monotonic()
 
     def _item_scraped(self, item: Any, **kwargs: Any) -> None:
+        if isinstance(item, PageChange):
+            return  # a re-crawl's feed line for a page not stored again
         self._stored += 1
         self._chunks += len(getattr(item, "chunks", None) or ())
 
@@ -140,6 +143,7 @@ class RunReport:
             **self._recrawl_summary(),
             **_site_profiles(self.crawler),
             **template_removals(stats),
+            **site_markdown(stats),
         }
 
     def _recrawl_summary(self) -> dict[str, Any]:
@@ -218,6 +222,10 @@ def format_summary(summary: dict[str, Any], report_file: str | None) -> str:
         cleaned = ", ".join(f"{host}: {n['blocks']} blocks on {n['pages']} pages"
                             for host, n in sorted(summary["template_removals"].items()))
         lines.append(f"  template:       {cleaned} (learned, removed)")
+    twins = summary.get("site_markdown")
+    if twins:
+        lines.append(f"  site Markdown:  {twins['used']} twins used, {sum(twins['rejected'].values())} rejected "
+                     f"{_by_reason(twins['rejected'])}, {twins['unavailable']} unavailable")
     if summary.get("site_profiles"):
         served = ", ".join(f"{host}: {'+'.join(names)}" for host, names in sorted(summary["site_profiles"].items()))
         lines.append(f"  site profiles:  {served}")
@@ -251,6 +259,17 @@ def template_removals(stats: Any) -> dict[str, Any]:
             if key.startswith(prefix):
                 hosts.setdefault(key[len(prefix):], {"pages": 0, "blocks": 0})[what] = value
     return {"template_removals": hosts} if hosts else {}
+
+
+def site_markdown(stats: Any) -> dict[str, Any]:
+    """``{"site_markdown": {...}}``: the pages' Markdown twins used, rejected by reason and
+    unavailable (``harvester.site_markdown.middleware``), when a page had one."""
+    values = stats.get_stats() or {}
+    prefix = "harvester/site_markdown/rejected/"
+    rejected = {key[len(prefix):]: value for key, value in values.items() if key.startswith(prefix)}
+    figures = {"used": values.get("harvester/site_markdown/used", 0), "rejected": rejected,
+               "unavailable": values.get("harvester/site_markdown/unavailable", 0)}
+    return {"site_markdown": figures} if figures["used"] or rejected or figures["unavailable"] else {}
 
 
 def _site_profiles(crawler: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 import scrapy
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
-from scrapy.http import HtmlResponse
+from scrapy.http import HtmlResponse, TextResponse
 from scrapy.spiders import SitemapSpider as ScrapySitemapSpider
 from scrapy.spiders.sitemap import iterloc
 from scrapy.utils.response import get_base_url
@@ -20,7 +20,9 @@ from harvester.meta import DONT_EXTRACT, PROBE
 from harvester.recrawl.extension import Recrawl
 from harvester.recrawl.state import unchanged_since
 from harvester.signals import page_failed
+from harvester.site_markdown.llms import LlmsIndex, is_llms_url, llms_sources, parse_llms
 from harvester.spiders._base import HarvesterSpider, page_selector
+from harvester.state import crawl_state
 from harvester.urls.feeds import (
     Feed,
     FeedTooLarge,
@@ -68,9 +70,15 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
     followed up to ``HARVESTER_FEED_MAX_PAGES`` pages. Any response whose root element is a feed
     is read as one, whatever its URL or content type.
 
+    ``llms.txt`` (``HARVESTER_SITE_MARKDOWN_ENABLED``): the one under the path prefix (and at the
+    root) is read like a sitemap, as is a start URL that is an ``llms.txt`` or ``llms-full.txt``;
+    the pages it lists are crawled, and what it says of each (its Markdown twin, its description)
+    goes to ``harvester.site_markdown.middleware.SiteMarkdownMiddleware``.
+
     Stats: ``harvester/sitemap/invalid``, ``harvester/sitemap/out_of_scope``,
     ``harvester/feeds/read``, ``harvester/feeds/entries``, ``harvester/feeds/invalid``,
     ``harvester/feeds/too_large``,
+    ``harvester/site_markdown/llms_files``, ``harvester/site_markdown/llms_entries``,
     ``harvester/recrawl/sitemap_lastmod_skipped`` (stored pages whose ``lastmod`` is not newer
     than their harvest: not fetched, still reached; ``HARVESTER_SITEMAP_LASTMOD_SKIP``).
     """
@@ -79,9 +87,9 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.sitemap_urls = sitemap_sources(self.start_url)
+        self.sitemap_urls = [] if is_llms_url(self.start_url) else sitemap_sources(self.start_url)
         # Feeds are looked for once the sitemaps are read, unless the start URL is a file to read.
-        self._feeds_looked_for = self.sitemap_urls == [self.start_url]
+        self._feeds_looked_for = self.sitemap_urls in ([self.start_url], [])
         self._start_feeds: list[str] | None = None  # the feeds the start page declares, once read
         self._feeds_read: set[str] = set()
         self._sitemap_pages = 0
@@ -93,6 +101,11 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.settings.getbool("HARVESTER_SITE_MARKDOWN_ENABLED") or is_llms_url(self.start_url):
+            for url in llms_sources(self.start_url):
+                # A missing llms.txt is normal; a start URL that names one is not a guess.
+                yield scrapy.Request(url, callback=self._parse_llms,
+                                     meta={DONT_EXTRACT: True, PROBE: url != self.start_url})
         for url in self.sitemap_urls:
             # A missing robots.txt or sitemap.xml at one of the probed places is normal.
             yield scrapy.Request(
@@ -175,6 +188,29 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         self._sitemap_pages += len(self._seen) - claimed_before
         if not found:
             logger.warning("Sitemap %s lists no new page in scope", response.url)
+
+    def _parse_llms(self, response: Response) -> Iterable[scrapy.Request]:
+        """An ``llms.txt``'s pages as page requests (scope, ``allow``/``deny`` and the page budget
+        as a sitemap's), and what it says of them kept for the site-Markdown middleware."""
+        if not isinstance(response, TextResponse) or isinstance(response, HtmlResponse):
+            return  # a soft 404: a page where the file should be
+        entries = parse_llms(response.text, response.url)
+        stats = self.crawler.stats
+        stats.inc_value("harvester/site_markdown/llms_files")
+        stats.inc_value("harvester/site_markdown/llms_entries", len(entries))
+        state = crawl_state(self.crawler)
+        if state.llms_index is None:
+            state.llms_index = LlmsIndex()
+        claimed_before = len(self._seen)
+        for entry in entries:
+            if not self.wants(entry.url):
+                stats.inc_value("harvester/sitemap/out_of_scope")
+                continue
+            state.llms_index.add(self.url_rules.page_key(entry.url), entry)
+            if self.claim(entry.url):
+                yield scrapy.Request(self.request_url(entry.url), callback=self.parse, errback=self.page_failed)
+        self._sitemap_pages += len(self._seen) - claimed_before
+        logger.info("%s lists %d pages, %d new in scope", response.url, len(entries), len(self._seen) - claimed_before)
 
     def _read_sitemap(self, body: bytes | None) -> Sitemap | None:
         if not body:

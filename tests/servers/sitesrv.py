@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8",
     ".xml": "application/xml", ".txt": "text/plain; charset=utf-8", ".gz": "application/gzip",
-    ".css": "text/css", ".js": "application/javascript", ".png": "image/png", ".svg": "image/svg+xml",
+    ".md": "text/markdown; charset=utf-8", ".css": "text/css", ".js": "application/javascript", ".png": "image/png", ".svg": "image/svg+xml",
 }
 
 
@@ -36,6 +36,7 @@ class Route:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     drip: float = 0.0  # seconds between 16-byte pieces of the body (a slow-dribbling server)
+    markdown: bytes | str | None = None  # served instead of body to a request that accepts text/markdown
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,9 @@ class SiteServer:
             def do_GET(self) -> None:
                 path = urlsplit(self.path).path
                 route = server.resolve(path, self.path)
+                if route.markdown is not None and "text/markdown" in self.headers.get("Accept", ""):
+                    route = Route(route.markdown, route.status,
+                                  {**route.headers, "Content-Type": "text/markdown; charset=utf-8"})
                 if _not_modified(route, self.headers):
                     server.record(Hit(time.monotonic(), self.path, self.headers.get("User-Agent", ""), 304))
                     self.send_response(304)

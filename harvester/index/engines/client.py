@@ -127,7 +127,9 @@ class ClientStore:
         requests = [models.QueryRequest(
             query=q.dense if q.dense is not None else models.SparseVector(indices=q.sparse[0], values=q.sparse[1]),
             using=q.using if q.dense is not None else SPARSE_VECTOR,
-            limit=q.limit, filter=client_filter(q.scope), with_payload=q.with_payload,
+            limit=q.limit, filter=client_filter(q.scope),
+            with_payload=models.PayloadSelectorExclude(exclude=list(q.exclude_keys))
+            if q.with_payload and q.exclude_keys else q.with_payload,
         ) for q in queries]
         responses = self.client.query_batch_points(collection, requests)
         return [[Candidate(str(p.id), float(p.score), p.payload or {}) for p in r.points] for r in responses]

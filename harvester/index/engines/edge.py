@@ -313,7 +313,9 @@ class EdgeStore:
             limit=q.limit,
             query=edge.Query.Nearest(q.dense, using=q.using) if q.dense is not None
             else edge.Query.Nearest(edge.SparseVector(q.sparse[0], q.sparse[1]), using=SPARSE_VECTOR),
-            filter=edge_filter(q.scope), with_payload=q.with_payload, with_vector=False,
+            filter=edge_filter(q.scope), with_vector=False,
+            with_payload=edge.PayloadSelector.Exclude(list(q.exclude_keys)) if q.with_payload and q.exclude_keys
+            else q.with_payload,
         ) for q in queries]
         if len(requests) == 1:
             results = [self._run(collection, lambda s: s.query(requests[0]))]
