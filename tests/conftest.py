@@ -3,6 +3,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -106,6 +107,50 @@ def doc_sites() -> Iterator[Callable[[str], SiteServer]]:
     yield serve
     for server in servers.values():
         server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def shared_crawl(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], None]], Path]:
+    """``shared_crawl(key, run)``: a folder that ``run(folder)`` fills (a crawl, checked) once per
+    test run, by the first xdist worker to ask; the others wait on its lock and read the same folder.
+    Only for crawls that the tests read and never change."""
+    import fcntl
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    # Under xdist each worker's base temp is a folder of the run's own: its parent is shared.
+    root = tmp_path_factory.getbasetemp().parent if worker else tmp_path_factory.getbasetemp()
+    (root / "shared").mkdir(exist_ok=True)
+
+    def folder(key: str, run: Callable[[Path], None]) -> Path:
+        target, done = root / "shared" / key, root / "shared" / f"{key}.done"
+        with (root / "shared" / f"{key}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.exists():
+                shutil.rmtree(target, ignore_errors=True)  # what a failed run left
+                target.mkdir()
+                run(target)
+                done.touch()
+        return target
+
+    return folder
+
+
+@pytest.fixture(scope="session")
+def corpus_crawl(shared_crawl: Callable[[str, Callable[[Path], None]], Path],
+                 doc_sites: Callable[[str], SiteServer]) -> Callable[[str, str], Path]:
+    """``corpus_crawl("flask", "site")``: the feed of a spider over Debian's documentation of a
+    corpus, discovery and extraction alone (no embedding, no index), crawled once per test run."""
+
+    def feed(corpus: str, spider: str) -> Path:
+        def run(folder: Path) -> None:
+            from tests.crawl import NO_EMBEDDING, crawl
+
+            result = crawl(spider, doc_sites(corpus).url, folder, settings=NO_EMBEDDING)
+            assert result.returncode == 0, result.output[-3000:]
+
+        return shared_crawl(f"{corpus}-{spider}", run) / "pages.jsonl"
+
+    return feed
 
 
 @pytest.fixture(scope="session")

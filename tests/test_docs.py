@@ -220,13 +220,20 @@ def test_an_unlisted_decimal_fails():
 # The site builds strictly
 # --------------------------------------------------------------------------
 
-def test_site_builds_strict_with_every_nav_page(tmp_path):
-    built = build_site(tmp_path / "site")
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The site built once for the module: the strict build's test checks it, the crawl serves it."""
+    site = tmp_path_factory.mktemp("docs-crawl") / "site"
+    return site, build_site(site)
+
+
+def test_site_builds_strict_with_every_nav_page(built_site):
+    site, built = built_site
     output = built.stdout + built.stderr
     assert built.returncode == 0, output
     assert "WARNING" not in output, output
     for source in nav_pages():
-        assert (tmp_path / "site" / page_path(source) / "index.html").is_file(), source
+        assert (site / page_path(source) / "index.html").is_file(), source
 
 
 def test_nav_titles_are_the_page_headings():
@@ -245,13 +252,13 @@ def test_settings_reference_is_in_the_site():
 # --------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def crawled_docs(tmp_path_factory):
+def crawled_docs(built_site):
     """The built site served on loopback and crawled once by the ``site`` spider, embedded into a
     local Qdrant with the real model."""
-    work = tmp_path_factory.mktemp("docs-crawl")
-    built = build_site(work / "site")
+    site, built = built_site
+    work = site.parent
     assert built.returncode == 0, built.stdout + built.stderr
-    with SiteServer(root=work / "site") as server:
+    with SiteServer(root=site) as server:
         result = crawl("site", server.url, work, timeout=600)
     assert result.returncode == 0, result.output[-4000:]
     pages = {urlsplit(item["url"]).path.lstrip("/"): item for item in result.items}
@@ -345,13 +352,16 @@ def test_scrapy_search_finds_the_page(crawled_docs):
 
 @pytest.mark.e2e
 def test_search_finds_the_page_for_each_question(crawled_docs):
-    """The same search in-process (one model load for all the questions)."""
-    from harvester.embedding.models import load_backend  # imports torch: only where needed
+    """The same search in-process (one model load for all the questions), with the query encoder
+    ``scrapy search`` loads under the default settings."""
+    from scrapy.settings import Settings
+
+    from harvester.embedding.query import load_query_embedder
     from harvester.index.engines import open_store
     from harvester.index.search import search
 
     work, _, _ = crawled_docs
-    embedder = load_backend(defaults()["HARVESTER_EMBEDDING_MODEL"])
+    embedder = load_query_embedder(Settings(defaults()))
     client = open_store(None, None, str(work / "qdrant"))
     try:
         wrong = {}

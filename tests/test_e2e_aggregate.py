@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.conftest import qdrant_points
-from tests.crawl import crawl, run_scrapy
+from tests.crawl import crawl, scrapy_command
 from tests.servers.sites import BOOK_CHAPTERS, book_sentence, book_site
 from tests.servers.sitesrv import SiteServer
 
@@ -63,7 +63,7 @@ def test_search_finds_the_chapter_not_the_print_page(book):
     _, _, _, workdir, base = book
     for chapter, section in ((2, 1), (7, 2)):
         query = book_sentence(chapter, section, 5)
-        process = run_scrapy(["search", "--json", "-k", "5", query], workdir)
+        process = scrapy_command(["search", "--json", "-k", "5", query], workdir)
         assert process.returncode == 0, process.stderr[-2000:]
         hits = json.loads(process.stdout)
         assert hits[0]["url"] == f"{base}ch{chapter}.html"

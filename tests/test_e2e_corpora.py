@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import score_feed, truth_pages
-from tests.crawl import NO_EMBEDDING, crawl
 
 pytestmark = pytest.mark.e2e
 
@@ -16,12 +15,9 @@ MAX_LEAKAGE = 0.01
 
 
 @pytest.mark.parametrize("corpus", ["flask", "requests", "scrapy"])
-def test_fidelity_floors_hold(corpus, tmp_path, doc_sites):
+def test_fidelity_floors_hold(corpus, corpus_crawl):
     truth_pages(corpus)
-    server = doc_sites(corpus)
-    result = crawl("site", server.url, tmp_path, settings=NO_EMBEDDING)
-    assert result.returncode == 0, result.output[-3000:]
-    figures = score_feed(corpus, tmp_path / "pages.jsonl")
+    figures = score_feed(corpus, corpus_crawl(corpus, "site"))
     measured = {
         "recall_med": figures["content"]["recall_med"], "recall_p10": figures["content"]["recall_p10"],
         "precision_med": figures["content"]["precision_med"], "code": figures["code"]["fidelity"],

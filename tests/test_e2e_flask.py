@@ -127,12 +127,17 @@ def test_search_prints_readable_results_and_fails_clearly_without_a_collection(d
 
 
 @pytest.mark.parametrize("spider", ["docs", "site", "sitemap"])
-def test_each_spider_covers_the_flask_docs(spider, tmp_path):
-    """Discovery and extraction alone (no embedding), the whole site, scored."""
-    with flask_server("User-agent: *\nDisallow:\n") as server:
-        result = crawl(spider, server.url, tmp_path, settings=NO_EMBEDDING)
-    assert result.returncode == 0, result.output[-3000:]
-    figures = score(tmp_path / "pages.jsonl")
+def test_each_spider_covers_the_flask_docs(spider, tmp_path, corpus_crawl):
+    """Discovery and extraction alone (no embedding), the whole site, scored. The docs and site
+    spiders' crawls are those that test_e2e_structure and test_e2e_corpora score too."""
+    if spider == "sitemap":
+        with flask_server("User-agent: *\nDisallow:\n") as server:
+            result = crawl(spider, server.url, tmp_path, settings=NO_EMBEDDING)
+        assert result.returncode == 0, result.output[-3000:]
+        feed = tmp_path / "pages.jsonl"
+    else:
+        feed = corpus_crawl("flask", spider)
+    figures = score(feed)
     assert figures["coverage"] >= 0.98, figures["summary"]
     assert figures["junk"] == 0, figures["junk_examples"]
 
@@ -154,11 +159,10 @@ def test_site_and_sitemap_spiders_through_every_pipeline(spider, tmp_path, tiny_
 def test_search_groups_results_by_page_unless_asked_for_chunks(docs_crawl):
     _, workdir, _ = docs_crawl
     query = "keep visitors who have not signed in away from a view"
-    pages = json.loads(run_scrapy(["search", "--json", "-k", "5", query], workdir, timeout=120).stdout)
+    pages = json.loads(scrapy_command(["search", "--json", "-k", "5", query], workdir).stdout)
     urls = [hit["url"] for hit in pages]
     assert len(urls) == len(set(urls)) == 5 and all(hit["matches"] >= 1 for hit in pages)
-    chunks = json.loads(run_scrapy(["search", "--json", "-k", "8", "--group-by", "chunk", query], workdir,
-                                   timeout=120).stdout)
+    chunks = json.loads(scrapy_command(["search", "--json", "-k", "8", "--group-by", "chunk", query], workdir).stdout)
     assert len(chunks) == 8 and "matches" not in chunks[0]
     assert len({hit["text"] for hit in chunks}) == 8
 
@@ -171,7 +175,7 @@ def test_search_refuses_a_collection_of_the_old_lexical_encoding(tmp_path):
         "harvester", vectors_config={"all-MiniLM-L6-v2": models.VectorParams(size=384, distance=models.Distance.COSINE)},
         sparse_vectors_config={"bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
     client.close()
-    process = run_scrapy(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "blueprint"], tmp_path, timeout=120)
+    process = scrapy_command(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "blueprint"], tmp_path)
     assert process.returncode == 1 and "older lexical encoding" in process.stderr and "Re-crawl" in process.stderr
-    dense = run_scrapy(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "--dense", "blueprint"], tmp_path, timeout=120)
+    dense = scrapy_command(["search", "-s", "HARVESTER_QDRANT_ENGINE=local", "--dense", "blueprint"], tmp_path)
     assert dense.returncode == 0 and dense.stdout.strip() == "No results."

@@ -11,7 +11,7 @@ import pytest
 
 from harvester.index.store import NODE_METADATA_KEYS, SPARSE_VECTOR
 from tests.conftest import qdrant_points
-from tests.crawl import crawl, run_scrapy
+from tests.crawl import crawl, scrapy_command
 from tests.servers.sites import chain_site
 from tests.servers.sitesrv import SiteServer
 
@@ -28,7 +28,7 @@ def exported(tmp_path_factory):
     with SiteServer(routes=chain_site()) as server:
         result = crawl("docs", server.url + "docs/p1.html", workdir)
     assert result.returncode == 0, result.output
-    process = run_scrapy(["export", "--to-path", str(workdir / "local")], workdir, timeout=300)
+    process = scrapy_command(["export", "--to-path", str(workdir / "local")], workdir)
     assert process.returncode == 0, process.stderr[-2000:]
     assert "exported" in process.stdout
     client = QdrantClient(path=str(workdir / "local"))

@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.crawl import REPO, crawl, run_scrapy, scrapy_env
+from tests.crawl import REPO, crawl, run_scrapy, scrapy_command, scrapy_env
 from tests.servers.sites import chain_site
 from tests.servers.sitesrv import SiteServer
 
@@ -103,7 +103,7 @@ def test_mcp_server_searches_fetches_and_lists_a_real_crawl(tmp_path):
 
 
 def test_mcp_http_refuses_a_non_loopback_host(tmp_path):
-    process = run_scrapy(["mcp", "--http", "--host", "0.0.0.0"], tmp_path, timeout=120)
+    process = scrapy_command(["mcp", "--http", "--host", "0.0.0.0"], tmp_path)
     assert process.returncode == 2
     assert "loopback" in process.stderr
 

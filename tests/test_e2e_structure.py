@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from tests.conftest import doc_root, missing_prerequisite
-from tests.crawl import NO_EMBEDDING, crawl
 from tests.structure import build_truth, load_truth, package_version, score
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -38,11 +37,9 @@ def flask_truth() -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def flask_feed(tmp_path_factory: pytest.TempPathFactory, doc_sites: Any) -> Path:
-    workdir = tmp_path_factory.mktemp("flask-structure")
-    result = crawl("docs", doc_sites("flask").url, workdir, settings=NO_EMBEDDING)
-    assert result.returncode == 0, result.output[-3000:]
-    return workdir / "pages.jsonl"
+def flask_feed(corpus_crawl: Any) -> Path:
+    feed: Path = corpus_crawl("flask", "docs")
+    return feed
 
 
 def rewrite_feed(feed: Path, out: Path, change: Any) -> Path:

@@ -46,7 +46,8 @@ def test_child_vectors_equal_the_in_process_model_and_a_killed_child_is_replaced
 @pytest.mark.e2e
 @pytest.mark.cli
 def test_a_model_the_child_cannot_load_is_reported_with_its_reason(tmp_path):
-    embedder = ProcessEmbedder(str(tmp_path / "no-such-model"), OPTIONS)
+    # The ONNX backend, the default on a CPU: its child reports the missing model without importing torch.
+    embedder = ProcessEmbedder(str(tmp_path / "no-such-model"), {**OPTIONS, "backend": "onnx"})
     try:
         with pytest.raises(ModelUnavailable, match="no-such-model"):
             embedder.load()
@@ -57,7 +58,8 @@ def test_a_model_the_child_cannot_load_is_reported_with_its_reason(tmp_path):
 PARENT = """
 import sys
 from harvester.embedding.process import ProcessEmbedder
-embedder = ProcessEmbedder(sys.argv[1], {"backend": "torch", "device": "cpu", "threads": 1, "onnx_cache": None})
+# The ONNX backend: the child fails on the model without importing torch; what is watched is the process.
+embedder = ProcessEmbedder(sys.argv[1], {"backend": "onnx", "device": "cpu", "threads": 1, "onnx_cache": None})
 try:
     embedder.load()
 except Exception:
