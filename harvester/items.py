@@ -51,6 +51,12 @@ class PageItem:
     author: str | None = None
     published: str | None = None
     modified: str | None = None
+    # The docs version the page belongs to (harvester.versions.detect), and every version whose copy
+    # of the page is this text (exact copies of other versions are stored once, under this page).
+    version: str | None = None
+    versions: list[str] = field(default_factory=list)
+    # A file beside the page that says which version an alias (``stable``) serves; read once.
+    version_file: str | None = None
 
 
-EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name not in ("vectors", "links")]
+EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name not in ("vectors", "links", "version_file")]

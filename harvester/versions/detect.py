@@ -80,8 +80,7 @@ def url_version(url: str, pattern: re.Pattern[str] | None = None) -> str | None:
         if "version" in found.groupdict():
             return clean(found.group("version"))
         return clean(found.group(1) if found.groups() else found.group(0))
-    segments = [s for s in urlsplit(url).path.split("/")]
-    segments = segments[1:]  # the path starts with "/"
+    segments = urlsplit(url).path.split("/")[1:]  # the path starts with "/"
     for i, segment in enumerate(segments[:3]):
         if i == len(segments) - 1:  # the last segment is a page, not a folder
             break
@@ -184,7 +183,7 @@ def is_stable(version: str) -> bool:
 
 def version_key(version: str) -> tuple[int, tuple[int, ...], str]:
     """Sort key, oldest first: aliases before numbers, numbers by their parts (``3.10`` after ``3.9``)."""
-    numbers = tuple(int(part) for part in re.findall(r"\d+", version.split("-")[0])[:4])
+    numbers = tuple(int(part) for part in re.findall(r"\d+", version.split("-", maxsplit=1)[0])[:4])
     return (0 if is_alias(version) or not numbers else 1, numbers, version)
 
 
