@@ -60,11 +60,14 @@ class Scope:
     # page states no publication date; a page with neither is outside any date range.
     since: str | None = None
     until: str | None = None
+    # A docs version: the points whose ``metadata.versions`` hold it (a page the same in two
+    # versions is stored once, with both).
+    version: str | None = None
 
     @property
     def empty(self) -> bool:
         return not (self.url or self.domain or self.url_prefix or self.section or self.exclude_ids
-                    or self.dated)
+                    or self.dated or self.version)
 
     @property
     def dated(self) -> bool:
@@ -75,7 +78,7 @@ class Scope:
         """``(payload key, value)`` pairs a point's payload must equal (each engine builds its own
         filter classes from these and ``prefixes``)."""
         pairs = (("metadata.source_url", self.url), ("metadata.domain", self.domain),
-                 ("metadata.section", self.section))
+                 ("metadata.section", self.section), ("metadata.versions", self.version))
         return [(key, value) for key, value in pairs if value]
 
     def prefixes(self) -> list[tuple[str, str]]:
@@ -276,6 +279,8 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
             "author": getattr(page, "author", None),
             "published": getattr(page, "published", None),
             "modified": getattr(page, "modified", None),
+            "version": getattr(page, "version", None),
+            "versions": list(getattr(page, "versions", None) or ()),
         },
     }
     if nodes:
