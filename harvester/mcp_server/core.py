@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvester.index.search import MODES, SORTS, date_bound, search
 from harvester.index.store import Scope, StoreUnavailable
+from harvester.versions.detect import newest_stable, version_key
 
 if TYPE_CHECKING:
     from harvester.embedding.models import Embedder
@@ -45,11 +46,13 @@ class SearchService:
         self, query: str, k: int = 5, collection: str | None = None, *, site: str | None = None,
         url_prefix: str | None = None, section: str | None = None, group_by_page: bool = True,
         mode: str = "hybrid", since: str | None = None, until: str | None = None, sort: str = "relevance",
+        version: str | None = None,
     ) -> list[dict[str, Any]]:
         """The top ``k`` pages, each with its best chunk and how many of its chunks matched (or,
         without ``group_by_page``, the top chunks) for ``query``; each with the URL, title, heading
         path and text to cite, and the page's author and dates. ``since``/``until``: dates (ISO 8601)
-        the page's published (else modified) date falls between; ``sort="date"``: newest first."""
+        the page's published (else modified) date falls between; ``sort="date"``: newest first;
+        ``version``: a docs version (else each site's newest stable one)."""
         if not query.strip():
             raise ServiceError("the query is empty")
         if not 1 <= k <= MAX_K:
@@ -65,7 +68,7 @@ class SearchService:
             raise ServiceError(str(exc)) from exc
         name = self._collection(collection)
         scope = Scope(domain=site or None, url_prefix=url_prefix or None, section=section or None,
-                      since=first, until=last)
+                      since=first, until=last, version=version or None)
         return search(self.store, name, self.embedder, query, k, mode, scope=scope,
                       group_by="page" if group_by_page else None, sort=sort)
 
@@ -99,7 +102,8 @@ class SearchService:
         sites: dict[str, dict[str, Any]] = {}
         pages: dict[str, str] = {}
         chunks = 0
-        keys = ["metadata.source_url", "metadata.domain", "metadata.harvested_at"]
+        keys = ["metadata.source_url", "metadata.domain", "metadata.harvested_at", "metadata.versions"]
+        versions: dict[str, set[str]] = {}
         for record in self.store.scroll(name, keys=keys):
             meta = record.payload.get("metadata") or {}
             chunks += 1
@@ -111,6 +115,11 @@ class SearchService:
                 pages[url] = domain
                 site["pages"] += 1
             site["last_crawl"] = max(site["last_crawl"], meta.get("harvested_at") or "")
+            versions.setdefault(domain, set()).update(meta.get("versions") or ())
+        for domain, site in sites.items():
+            if versions.get(domain):
+                site["versions"] = sorted(versions[domain], key=version_key)
+                site["default_version"] = newest_stable(site["versions"]) if len(site["versions"]) > 1 else None
         return {
             "collection": name,
             "pages": len(pages),

@@ -49,13 +49,15 @@ def build_server(service: SearchService) -> MCPServer:
         "url, title, heading_path, text, and the page's author, published and modified dates when it "
         "states them. Optional filters: site (domain, e.g. docs.example.com), url_prefix, section, "
         "since and until (dates, YYYY-MM-DD or ISO 8601, on the page's published date, else its modified "
-        "date; undated pages are left out). sort='date' orders the results newest first."))
+        "date; undated pages are left out), version (a docs version, e.g. 4.2; without it each site answers "
+        "from its newest stable version, and each result says its version). sort='date' orders the results newest first."))
     def search_tool(query: str, k: int = 5, collection: str | None = None, site: str | None = None,
                     url_prefix: str | None = None, section: str | None = None,
                     group_by_page: bool = True, since: str | None = None, until: str | None = None,
-                    sort: str = "relevance") -> list[dict[str, Any]]:
+                    sort: str = "relevance", version: str | None = None) -> list[dict[str, Any]]:
         return call(service.search, query, k, collection, site=site, url_prefix=url_prefix,
-                    section=section, group_by_page=group_by_page, since=since, until=until, sort=sort)
+                    section=section, group_by_page=group_by_page, since=since, until=until, sort=sort,
+                    version=version)
 
     @server.tool(name="fetch", description=(
         "A whole page by its URL: its Markdown, rebuilt from its chunks in order, and its metadata."))
@@ -63,7 +65,8 @@ def build_server(service: SearchService) -> MCPServer:
         return call(service.fetch, url, collection)
 
     @server.tool(name="list_sources", description=(
-        "The collections, with their sites, page and chunk counts and last crawl times."))
+        "The collections, with their sites, page and chunk counts, last crawl times and the docs versions "
+        "each site holds (with the one searched by default)."))
     def list_sources_tool() -> list[dict[str, Any]]:
         return call(service.list_sources)
 
