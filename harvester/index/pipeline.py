@@ -102,6 +102,7 @@ class IndexPipeline:
         self._aggregates: list[tuple[str, Callable[[str], bool] | None]] = []
         self._written_aliases: dict[str, frozenset[str]] = {}
         self._versions: dict[str, list[str]] = {}
+        self._written_versions: dict[str, list[str]] = {}
         crawler.signals.connect(self._page_aliased, signal=page_aliased)
         crawler.signals.connect(self._page_versioned, signal=page_versioned)
         crawler.signals.connect(self._chunks_superseded, signal=chunks_superseded)
@@ -213,6 +214,7 @@ class IndexPipeline:
         self._client.upsert(self._collection, points)
         self._client.overwrite_payloads(self._collection, payloads)
         self._written_aliases.update((page.url, frozenset(page.aliases)) for page in pages if page.aliases)
+        self._written_versions.update((page.url, page.versions) for page in pages if page.versions)
         for page in changed:
             keep = tuple(chunk["id"] for chunk in page.chunks)
             self._client.delete(self._collection, scope=Scope(url=page.url, exclude_ids=keep))
@@ -238,7 +240,7 @@ class IndexPipeline:
         """``versions`` with those the collection already lists for the page: a crawl of one
         version keeps the others' claim on a text they share."""
         stored = self._recrawl.pages.get(url) if self._recrawl is not None else None
-        found = [*versions, *self._versions.get(url, ())]
+        found = [*self._written_versions.get(url, ()), *versions, *self._versions.get(url, ())]
         if stored is not None:
             found += sorted(stored.versions)
         return list(dict.fromkeys(found))
