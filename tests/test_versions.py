@@ -28,6 +28,7 @@ def test_url_versions() -> None:
     assert url_version("https://blog.example.org/2024/05/post/") is None
     assert url_version("https://example.org/blog/page/2/") is None
     assert url_version("https://example.org/guide/dev") is None
+    assert url_version("https://example.org/dev/") is None  # a page about development, not a version
     assert url_version("https://example.org/guide/setup/") is None
     assert url_version("https://example.org/r/12/x", re.compile(r"/r/(?P<version>\d+)/")) == "12"
 

@@ -23,10 +23,8 @@ __all__ = [
 ]
 
 # Names that stand for a version rather than being one. Those in UNRELEASED serve unreleased docs.
-ALIASES = frozenset({"stable", "latest", "current", "dev", "devel", "development", "next", "main", "master",
-                     "nightly", "unstable", "edge", "default"})
-UNRELEASED = frozenset({"dev", "devel", "development", "next", "main", "master", "nightly", "unstable", "edge",
-                        "latest", "current"})
+ALIASES = frozenset({"stable", "latest", "current", "dev", "next", "main", "master", "nightly", "unstable"})
+UNRELEASED = frozenset({"dev", "next", "main", "master", "nightly", "unstable", "latest", "current"})
 _NUMBER = re.compile(r"v?\d+(?:\.\d+){1,3}(?:\.x)?(?:[-.]?(?:a|b|rc|alpha|beta|pre|dev)\d*)?|v\d+|\d+\.x",
                      re.IGNORECASE)
 _BARE = re.compile(r"\d{1,2}")
@@ -72,7 +70,7 @@ def url_version(url: str, pattern: re.Pattern[str] | None = None) -> str | None:
     """The version segment of ``url``'s path: ``pattern``'s (group ``version``, else group 1), else a
     version number (``3.2``, ``v2``, ``2.x``) among the first three segments, a one- or two-digit
     number or an alias (``stable``, ``next``...) first, after a language (``/en/``) or after
-    ``docs``, with more path after it."""
+    ``docs``, with a page after it."""
     if pattern is not None:
         found = pattern.search(url)
         if found is None:
@@ -87,7 +85,7 @@ def url_version(url: str, pattern: re.Pattern[str] | None = None) -> str | None:
         if _NUMBER.fullmatch(segment):
             return clean(segment)
         placed = i == 0 or _LANG.fullmatch(segments[i - 1]) is not None or segments[i - 1].casefold() in _BEFORE_VERSION
-        if placed and (_BARE.fullmatch(segment) or is_alias(segment)):
+        if placed and segments[i + 1] and (_BARE.fullmatch(segment) or is_alias(segment)):
             return clean(segment)
     return None
 

@@ -11,6 +11,7 @@ from scrapy import Request
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
+from harvester.meta import DONT_EXTRACT, PROBE
 from harvester.versions.detect import mike_aliases, options_js_version
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ class VersionPipeline:
         text = None
         try:
             assert self.crawler.engine is not None
-            response = await self.crawler.engine.download_async(Request(url, priority=100, dont_filter=True))
+            response = await self.crawler.engine.download_async(Request(url, priority=100, dont_filter=True,
+                                                                               meta={PROBE: True, DONT_EXTRACT: True}))
             if response.status == 200:
                 text = response.body.decode("utf-8", "replace")
                 self.crawler.stats.inc_value("harvester/versions/files_read")
