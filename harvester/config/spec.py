@@ -190,8 +190,9 @@ SPEC: tuple[Setting, ...] = (
     Setting("REQUEST_FINGERPRINTER_CLASS", "harvester.urls.fingerprint.CanonicalRequestFingerprinter",
             ValueType(), "fingerprints requests by their canonical URL", "Deduplication", scrapy=True),
     Setting("HARVESTER_VERSION_PATTERN", None, Optional(Text(check=_version_pattern, words="regex")),
-            "regex finding the version in a URL (group `version`, else group 1); set it to crawl one version "
-            "of versioned docs", "Deduplication"),
+            "regex finding the version in a URL (group `version`, else group 1), instead of the built-in rule "
+            "that labels each page's version; with it, only the version `HARVESTER_VERSION_KEEP` names is "
+            "crawled", "Deduplication"),
     Setting("HARVESTER_VERSION_KEEP", "first", Text(), "the version to crawl, or `first` (the start URL's, "
             "else the first seen)", "Deduplication"),
     Setting("HARVESTER_DEDUP_ENABLED", True, Bool(), "drop pages already stored in this crawl (same canonical "
