@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from harvester.versions.detect import (
     mike_aliases,
     newest_stable,
@@ -68,3 +70,36 @@ def test_newest_stable() -> None:
     assert newest_stable(["next", "latest"]) is None
     assert newest_stable(["stable", "next", "1.2"]) == "1.2"
     assert newest_stable(["stable", "next"]) == "stable"
+
+
+def test_dedup_within_a_version_and_shared_across_versions() -> None:
+    import asyncio
+
+    from scrapy.utils.misc import build_from_crawler
+
+    from harvester.dedup.pipeline import DedupPipeline
+    from harvester.exceptions import DuplicatePage, NearDuplicatePage
+    from harvester.signals import page_versioned
+    from tests.components import crawler_with, page
+
+    crawler = crawler_with(HARVESTER_NEAR_DUPLICATE_MODE="drop")
+    pipeline = build_from_crawler(DedupPipeline, crawler)
+    shared: list[tuple[str, str]] = []
+    crawler.signals.connect(lambda url, version, **_: shared.append((url, version)), signal=page_versioned, weak=False)
+    text = " ".join(f"word{n}" for n in range(300))
+
+    def versioned(url: str, version: str, markdown: str, content_hash: str):
+        item = page(url=url, markdown=markdown, content_hash=content_hash)
+        item.version, item.versions = version, [version]
+        return item
+
+    first = asyncio.run(pipeline.process_item(versioned("http://h/4.2/a.html", "4.2", text, "h1")))
+    # The same text in 5.0: not stored again, but 5.0 is one of the stored page's versions.
+    with pytest.raises(DuplicatePage):
+        asyncio.run(pipeline.process_item(versioned("http://h/5.0/a.html", "5.0", text, "h1")))
+    assert first.versions == ["4.2", "5.0"] and shared == [("http://h/4.2/a.html", "5.0")]
+    # Nearly the same text in 6.0 is 6.0's page (near duplicates are dropped only within a version).
+    kept = asyncio.run(pipeline.process_item(versioned("http://h/6.0/a.html", "6.0", text + " word", "h2")))
+    assert kept.near_duplicate_of is None
+    with pytest.raises(NearDuplicatePage):
+        asyncio.run(pipeline.process_item(versioned("http://h/6.0/b.html", "6.0", text + " other", "h3")))
