@@ -96,15 +96,20 @@ def search(
     # page on the query's topic): then fetch deeper, once.
     limit = tuning.depth + 5 * k
     store = as_store(client)
-    defaults = default_versions(store, collection, scope) if scope is None or scope.version is None else {}
+    defaults: dict[str, str] = {}
+    choose = scope is None or scope.version is None
     for _attempt in range(2):
         dense_side, sparse_side = candidates(store, collection, embedder.vector_name, dense, sparse, limit, scope)
+        full = max(len(dense_side), len(sparse_side)) >= limit
+        if choose and not defaults and several_versions(dense_side + sparse_side):
+            defaults = default_versions(store, collection, scope)
         if defaults:
             dense_side, sparse_side = in_versions(dense_side, defaults), in_versions(sparse_side, defaults)
         results = rank(dense_side, sparse_side, k, tuning, group_by=group_by)
-        if len(results) >= k or max(len(dense_side), len(sparse_side)) < limit:
+        if len(results) >= k or not full:
             break
-        limit *= 4
+        # The other versions' copies of the best pages fill the candidates: look deeper.
+        limit *= 20 if defaults else 4
     wanted = scope.version if scope is not None else None
     for result in results:
         listed = result.pop("versions", None) or []
@@ -126,14 +131,37 @@ def source_versions(store: Store, collection: str, scope: Scope | None = None) -
     return {domain: sorted(versions, key=version_key) for domain, versions in found.items()}
 
 
+def several_versions(side: list[Candidate]) -> bool:
+    """Whether the candidates hold two versions of one source (then a version must be chosen)."""
+    seen: dict[str, set[str]] = {}
+    for candidate in side:
+        metadata = candidate.payload.get("metadata") or {}
+        versions = seen.setdefault(metadata.get("domain") or "", set())
+        versions.update(metadata.get("versions") or ())
+        if len(versions) > 1:
+            return True
+    return False
+
+
+# The versions each source has, per store and collection, while the collection's point count holds:
+# reading them scrolls the whole collection.
+_DEFAULTS: dict[tuple[int, str, Scope | None], tuple[int, dict[str, str]]] = {}
+
+
 def default_versions(store: Store, collection: str, scope: Scope | None = None) -> dict[str, str]:
     """The version each source answers from when none is asked for: its newest stable one, for the
     sources that store more than one version."""
+    narrowed = Scope(domain=scope.domain, url_prefix=scope.url_prefix) if scope is not None else None
+    key, count = (id(store), collection, narrowed), store.count(collection)
+    cached = _DEFAULTS.get(key)
+    if cached is not None and cached[0] == count:
+        return cached[1]
     chosen = {}
-    for domain, versions in source_versions(store, collection, scope).items():
+    for domain, versions in source_versions(store, collection, narrowed).items():
         newest = newest_stable(versions) if len(versions) > 1 else None
         if newest is not None:
             chosen[domain] = newest
+    _DEFAULTS[key] = (count, chosen)
     return chosen
 
 
