@@ -44,7 +44,7 @@ MODIFIED_KEY = "metadata.modified"
 DATE_KEYS = (PUBLISHED_KEY, MODIFIED_KEY)
 # The metadata keys a LlamaIndex node carries: what an answer needs to cite its source, kept short
 # because the node's JSON is stored in every point.
-NODE_METADATA_KEYS = ("source_url", "title", "section", "heading_path", "chunk_index", "domain")
+NODE_METADATA_KEYS = ("source_url", "title", "section", "heading_path", "chunk_index", "domain", "version")
 
 
 @dataclass(frozen=True)
