@@ -103,6 +103,9 @@ def main() -> None:
     if not Path(ROOT).is_dir():
         sys.exit(f"{ROOT} is missing: apt-get install python-django-doc")
     compile_bytecode()
+    # The tree measured: the commit when the crawls start.
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], check=False, cwd=REPO, capture_output=True,
+                            text=True).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="bench-versions-") as tmp:
         one = run(1, Path(tmp), opts.timeout)
         many = run(opts.copies, Path(tmp), opts.timeout)
@@ -112,8 +115,7 @@ def main() -> None:
     rss_ratio = round(many["peak_rss_mib"] / one["peak_rss_mib"], 2)
     results = {
         "date": time.strftime("%Y-%m-%d"),
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], check=False, cwd=REPO, capture_output=True,
-                                 text=True).stdout.strip(),
+        "commit": commit,
         "cpus": os.cpu_count(), "copies": opts.copies, "one_copy": one, "many_copies": many,
         "cpu_per_page_ratio": cpu_ratio, "peak_rss_ratio": rss_ratio,
         "targets": {"cpu_per_page_ratio": CPU_TARGET, "peak_rss_ratio": RSS_TARGET},
