@@ -3,10 +3,11 @@
 A generated site on loopback serves Debian's Django docs (``python-django-doc``, 534 pages) under
 ``/en/<version>/`` for each of ``--copies`` versions (1.0, 1.1, ...). In every version but the
 first, 70% of the pages carry one more paragraph naming the version (near duplicates of the other
-versions' pages); the rest are the same bytes (exact copies, stored once with every version
-listed). A root page links each version's index. Harvester's ``site`` spider crawls it as
+versions' pages); the rest are the same bytes (their Markdown still differs: its links point
+into each version's folder). A root page links each version's index. Harvester's ``site`` spider crawls it as
 ``bench_crawl.py`` does (crawl + extract + dedup + chunk; embedding and the index off), once with
-one copy and once with all (AutoThrottle off in both, for speed), each in a child process: CPU (user + sys, ``os.wait4``) per fetched
+one copy and once with all (AutoThrottle off in both, for speed; ``HARVESTER_VERSIONS_APART`` on),
+each in a child process: CPU (user + sys, ``os.wait4``) per fetched
 page and peak RSS. Targets: CPU per page within 1.2x of one copy's, peak RSS within 1.5x.
 
     .venv/bin/python bench/bench_versions.py [--copies 20] --json-out bench/results/versions.json
@@ -32,7 +33,7 @@ from bench.bench_crawl import NO_EMBEDDING, compile_bytecode, crawl_harvester
 ROOT = "/usr/share/doc/python-django-doc/html"
 CPU_TARGET, RSS_TARGET = 1.2, 1.5
 # The same for both crawls: no AutoThrottle delays, so that 10,000 loopback pages take minutes.
-FAST = {**NO_EMBEDDING, "AUTOTHROTTLE_ENABLED": "0"}
+FAST = {**NO_EMBEDDING, "AUTOTHROTTLE_ENABLED": "0", "HARVESTER_VERSIONS_APART": "1"}
 SERVE = """
 import hashlib, sys, time
 sys.path.insert(0, sys.argv[3])

@@ -82,7 +82,7 @@ def test_dedup_within_a_version_and_shared_across_versions() -> None:
     from harvester.signals import page_versioned
     from tests.components import crawler_with, page
 
-    crawler = crawler_with(HARVESTER_NEAR_DUPLICATE_MODE="drop")
+    crawler = crawler_with(HARVESTER_NEAR_DUPLICATE_MODE="drop", HARVESTER_VERSIONS_APART=True)
     pipeline = build_from_crawler(DedupPipeline, crawler)
     shared: list[tuple[str, str]] = []
     crawler.signals.connect(lambda url, version, **_: shared.append((url, version)), signal=page_versioned, weak=False)

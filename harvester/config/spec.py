@@ -195,6 +195,9 @@ SPEC: tuple[Setting, ...] = (
             "crawled", "Deduplication"),
     Setting("HARVESTER_VERSION_KEEP", "first", Text(), "the version to crawl, or `first` (the start URL's, "
             "else the first seen)", "Deduplication"),
+    Setting("HARVESTER_VERSIONS_APART", False, Bool(), "keep docs versions apart in dedup: near duplicates, "
+            "aggregate pages and boilerplate are looked for within each version, so no version's page is marked, "
+            "trimmed or dropped for another's (for several versions in one collection)", "Deduplication"),
     Setting("HARVESTER_DEDUP_ENABLED", True, Bool(), "drop pages already stored in this crawl (same canonical "
             "URL or content)", "Deduplication"),
     Setting("HARVESTER_DEDUP_FEED_DUPLICATES", False, Bool(), "give an exact duplicate a feed line with "

@@ -56,8 +56,9 @@ class DedupPipeline:
       with ``near_duplicate_of`` (mode ``keep``) or dropped (mode ``drop``).
     - **Versions** (``PageItem.version``): an exact copy from another version is stored once, and
       its version is added to the stored page's ``versions`` (``page_versioned`` signal), so a
-      search of either version finds it; near duplicates are only looked for within a version, so
-      a version's page is never dropped for resembling another version's.
+      search of either version finds it. With ``HARVESTER_VERSIONS_APART``, near duplicates are
+      only looked for within a version, so a version's page is never dropped for resembling
+      another version's.
 
     Settings: ``HARVESTER_DEDUP_ENABLED``, ``HARVESTER_DEDUP_FEED_DUPLICATES``,
     ``HARVESTER_NEAR_DUPLICATE_THRESHOLD`` (0 = off), ``HARVESTER_NEAR_DUPLICATE_MODE``,
@@ -80,6 +81,7 @@ class DedupPipeline:
         self._shingle = settings.getint("HARVESTER_NEAR_DUPLICATE_SHINGLE")
         threshold = settings.getfloat("HARVESTER_NEAR_DUPLICATE_THRESHOLD")
         self._threshold = threshold
+        self._apart = settings.getbool("HARVESTER_VERSIONS_APART")
         if threshold > 0:
             NearDuplicates(threshold)  # checks the threshold
         # One index per version: a page nearly repeats only pages of its own version.
@@ -126,9 +128,10 @@ class DedupPipeline:
         return item
 
     async def _check_near(self, item: PageItem) -> None:
-        near = self._near.get(item.version)
+        version = item.version if self._apart else None
+        near = self._near.get(version)
         if near is None:
-            near = self._near[item.version] = NearDuplicates(self._threshold)
+            near = self._near[version] = NearDuplicates(self._threshold)
         minhash, cpu_ms = await self._worker.run_sized(len(item.markdown), timed_call, signature, item.markdown,
                                                        shingle_size=self._shingle, num_perm=near.num_perm)
         self._stats.inc_value(stat_key("dedup"), cpu_ms)
@@ -223,7 +226,8 @@ class BoilerplatePipeline:
         self._share = settings.getfloat("HARVESTER_BOILERPLATE_SHARE")
         self._min_pages = settings.getint("HARVESTER_BOILERPLATE_MIN_PAGES")
         BoilerplateCounter(self._share, self._min_pages)  # checks the settings
-        # Counted per docs version: a text on every version's copy of a page is not boilerplate.
+        self._apart = settings.getbool("HARVESTER_VERSIONS_APART")
+        # With HARVESTER_VERSIONS_APART, counted per docs version: a text on every version's copy of a page is not boilerplate.
         self._counters: dict[str | None, BoilerplateCounter] = {}
         self._stored: set[tuple[str | None, str]] = set()
 
@@ -235,9 +239,10 @@ class BoilerplatePipeline:
         if item.duplicate_of or not item.chunks:
             return item
         keys = [text_key(chunk["text"]) for chunk in item.chunks]
-        counter = self._counters.get(item.version)
+        version = item.version if self._apart else None
+        counter = self._counters.get(version)
         if counter is None:
-            counter = self._counters[item.version] = BoilerplateCounter(self._share, self._min_pages)
+            counter = self._counters[version] = BoilerplateCounter(self._share, self._min_pages)
         counter.observe(keys)
         kept = []
         for chunk, key in zip(item.chunks, keys, strict=True):
@@ -250,12 +255,12 @@ class BoilerplatePipeline:
             if earlier:
                 self._stats.inc_value("harvester/boilerplate/earlier_copies", len(earlier))
                 self.crawler.signals.send_catch_log(chunks_superseded, ids=earlier)
-            if self._mode == "once" and (item.version, key) not in self._stored:
-                self._stored.add((item.version, key))
+            if self._mode == "once" and (version, key) not in self._stored:
+                self._stored.add((version, key))
                 self._stats.inc_value("harvester/boilerplate/texts")
                 logger.info("Boilerplate chunk, stored once (first on %s): %.60r", item.url, chunk["text"])
                 # Page-independent: no title or heading path in front, an id from the text alone.
-                kept.append({**chunk, "id": boilerplate_point_id(chunk["text"], item.version), "context": "",
+                kept.append({**chunk, "id": boilerplate_point_id(chunk["text"], version), "context": "",
                              "boilerplate": True})
             else:
                 self._stats.inc_value("harvester/boilerplate/embeddings_saved")
@@ -296,7 +301,8 @@ class AggregatePipeline:
         self.crawler = crawler
         self._stats = crawler.stats
         self._share = share
-        # One detector per docs version: a version's page is never an aggregate of other versions' pages.
+        self._apart = crawler.settings.getbool("HARVESTER_VERSIONS_APART")
+        # With HARVESTER_VERSIONS_APART, one detector per docs version: a version's page is never an aggregate of other versions' pages.
         self._detectors: dict[str | None, AggregateDetector] = {}
         self._worker = Worker("harvester-aggregate", crawler.settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
         crawler.signals.connect(self._worker.close, signal=signals.spider_closed)
@@ -322,9 +328,10 @@ class AggregatePipeline:
         (shingles, texts, keys), cpu_ms = await self._worker.run_sized(
             len(item.markdown), timed_call, page_fingerprint, item.markdown)
         self._stats.inc_value(stat_key("dedup"), cpu_ms)
-        detector = self._detectors.get(item.version)
+        version = item.version if self._apart else None
+        detector = self._detectors.get(version)
         if detector is None:
-            detector = self._detectors[item.version] = AggregateDetector(self._share)
+            detector = self._detectors[version] = AggregateDetector(self._share)
         with cpu_stage(self._stats, "dedup"):
             aggregates = detector.add(item.url, shingles, keys)
         for url in aggregates:
