@@ -37,6 +37,7 @@ DEFAULTS: dict[str, Any] = defaults()
 INDEX_PIPELINE = "harvester.index.pipeline.IndexPipeline"
 EMBEDDING_PIPELINE = "harvester.embedding.pipeline.EmbeddingPipeline"
 PIPELINES = (
+    ("harvester.versions.pipeline.VersionPipeline", 50),
     ("harvester.dedup.pipeline.DedupPipeline", 100),
     ("harvester.dedup.pipeline.AggregatePipeline", 150),
     ("harvester.chunking.pipeline.ChunkingPipeline", 200),

@@ -57,6 +57,12 @@ class PageItem:
     # On a crawl with re-crawl bookkeeping, the page against the collection: new, changed or
     # unchanged (same content hash); PageChange lines say unchanged (304) and removed.
     change: str | None = None
+    # The docs version the page belongs to (harvester.versions.detect), and every version whose copy
+    # of the page is this text (exact copies of other versions are stored once, under this page).
+    version: str | None = None
+    versions: list[str] = field(default_factory=list)
+    # A file beside the page that says which version an alias (``stable``) serves; read once.
+    version_file: str | None = None
 
 
 @dataclass
@@ -75,4 +81,5 @@ class PageChange:
     last_modified: str | None = None
 
 
-EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__ if name not in ("vectors", "links", "anchors")]
+EXPORTED_FIELDS = [name for name in PageItem.__dataclass_fields__
+                   if name not in ("vectors", "links", "anchors", "version_file")]

@@ -5,6 +5,7 @@
 ``page_low_quality(url, quality)``: a page was stored, but its extraction scored low.
 ``page_aliased(url, alias, copy)``: ``alias`` serves the same content as the stored page ``url``
 (``copy``: it is another page with that content, not merely another URL of it).
+``page_versioned(url, version)``: the stored page ``url`` is also the text of ``version``'s copy of it.
 ``page_near_duplicate(url, original, similarity)``: ``url`` nearly repeats the page ``original``.
 ``page_aggregate(url, held_by, stored, ...)``: the page ``url`` was found to be an aggregate of the
 kept pages ``held_by``. ``stored``: it was already written, and the index deletes its points but
@@ -19,6 +20,7 @@ page_failed = object()
 page_low_quality = object()
 page_aliased = object()
 page_near_duplicate = object()
+page_versioned = object()
 chunks_superseded = object()
 page_aggregate = object()
 host_refused = object()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy.commands import ScrapyCommand
@@ -55,6 +56,8 @@ class Command(ScrapyCommand):
                             help="only pages dated on or after DATE (YYYY-MM-DD, or an ISO 8601 date and time): "
                                  "their published date, else their modified date; undated pages are left out")
         parser.add_argument("--until", metavar="DATE", help="only pages dated on or before DATE (as --since)")
+        parser.add_argument("--version", dest="docs_version", metavar="VERSION",
+                            help="only pages of this docs version (default: each site's newest stable version)")
         parser.add_argument("--sort", choices=("relevance", "date"), default="relevance",
                             help="relevance: best match first (default); date: the same results, newest first")
 
@@ -74,6 +77,10 @@ class Command(ScrapyCommand):
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
         dates = date_scope(opts.since, opts.until)
+        if opts.docs_version:
+            from harvester.index.store import Scope
+
+            dates = replace(dates or Scope(), version=opts.docs_version)
         tune_process()
         assert self.settings is not None
         settings = index_settings(self.settings)
@@ -86,6 +93,10 @@ class Command(ScrapyCommand):
             print(f"harvester: error: {exc}", file=sys.stderr)
             self.exitcode = 1
             return
+        if not opts.docs_version and not opts.json:
+            chosen = sorted({hit["version"] for hit in hits if hit.get("version")})
+            if chosen:
+                print(f"Version: {', '.join(chosen)} (--version VERSION for another)")
         print(json.dumps(hits, ensure_ascii=False, indent=1) if opts.json else format_hits(hits))
 
     def _search(self, settings: Settings, query: str, k: int, collection: str | None, mode: str,

@@ -191,10 +191,14 @@ SPEC: tuple[Setting, ...] = (
     Setting("REQUEST_FINGERPRINTER_CLASS", "harvester.urls.fingerprint.CanonicalRequestFingerprinter",
             ValueType(), "fingerprints requests by their canonical URL", "Deduplication", scrapy=True),
     Setting("HARVESTER_VERSION_PATTERN", None, Optional(Text(check=_version_pattern, words="regex")),
-            "regex finding the version in a URL (group `version`, else group 1); set it to crawl one version "
-            "of versioned docs", "Deduplication"),
+            "regex finding the version in a URL (group `version`, else group 1), instead of the built-in rule "
+            "that labels each page's version; with it, only the version `HARVESTER_VERSION_KEEP` names is "
+            "crawled", "Deduplication"),
     Setting("HARVESTER_VERSION_KEEP", "first", Text(), "the version to crawl, or `first` (the start URL's, "
             "else the first seen)", "Deduplication"),
+    Setting("HARVESTER_VERSIONS_APART", False, Bool(), "keep docs versions apart in dedup: near duplicates, "
+            "aggregate pages and boilerplate are looked for within each version, so no version's page is marked, "
+            "trimmed or dropped for another's (for several versions in one collection)", "Deduplication"),
     Setting("HARVESTER_DEDUP_ENABLED", True, Bool(), "drop pages already stored in this crawl (same canonical "
             "URL or content)", "Deduplication"),
     Setting("HARVESTER_DEDUP_FEED_DUPLICATES", False, Bool(), "give an exact duplicate a feed line with "

@@ -24,6 +24,7 @@ from harvester.signals import (
     page_aliased,
     page_near_duplicate,
     page_skipped,
+    page_versioned,
 )
 from harvester.threads import Worker
 
@@ -53,6 +54,11 @@ class DedupPipeline:
     - **Near duplicates**: MinHash over word shingles of the Markdown, LSH for candidates. A page
       at least ``HARVESTER_NEAR_DUPLICATE_THRESHOLD`` similar to an earlier stored page is kept
       with ``near_duplicate_of`` (mode ``keep``) or dropped (mode ``drop``).
+    - **Versions** (``PageItem.version``): an exact copy from another version is stored once, and
+      its version is added to the stored page's ``versions`` (``page_versioned`` signal), so a
+      search of either version finds it. With ``HARVESTER_VERSIONS_APART``, near duplicates are
+      only looked for within a version, so a version's page is never dropped for resembling
+      another version's.
 
     Settings: ``HARVESTER_DEDUP_ENABLED``, ``HARVESTER_DEDUP_FEED_DUPLICATES``,
     ``HARVESTER_NEAR_DUPLICATE_THRESHOLD`` (0 = off), ``HARVESTER_NEAR_DUPLICATE_MODE``,
@@ -74,7 +80,13 @@ class DedupPipeline:
             raise NotConfigured(f"HARVESTER_NEAR_DUPLICATE_MODE must be one of {NEAR_DUPLICATE_MODES}")
         self._shingle = settings.getint("HARVESTER_NEAR_DUPLICATE_SHINGLE")
         threshold = settings.getfloat("HARVESTER_NEAR_DUPLICATE_THRESHOLD")
-        self._near = NearDuplicates(threshold) if threshold > 0 else None
+        self._threshold = threshold
+        self._apart = settings.getbool("HARVESTER_VERSIONS_APART")
+        if threshold > 0:
+            NearDuplicates(threshold)  # checks the threshold
+        # One index per version: a page nearly repeats only pages of its own version.
+        self._near: dict[str | None, NearDuplicates] = {}
+        self._versions: dict[str, list[str]] = {}
         self._worker = Worker("harvester-dedup", settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
         crawler.signals.connect(self._worker.close, signal=signals.spider_closed)
         self._crawler = crawler
@@ -107,20 +119,25 @@ class DedupPipeline:
         self._hashes[item.content_hash] = item.url
         for alias in item.aliases:
             self._add_alias(item.url, alias)
-        if self._near is not None:
+        if item.version:
+            self._versions[item.url] = list(item.versions or [item.version])
+        if self._threshold > 0:
             await self._check_near(item)
         self._in_flight[item.url] = item
         self._stats.inc_value("harvester/dedup/unique")
         return item
 
     async def _check_near(self, item: PageItem) -> None:
-        assert self._near is not None
+        version = item.version if self._apart else None
+        near = self._near.get(version)
+        if near is None:
+            near = self._near[version] = NearDuplicates(self._threshold)
         minhash, cpu_ms = await self._worker.run_sized(len(item.markdown), timed_call, signature, item.markdown,
-                                                       shingle_size=self._shingle, num_perm=self._near.num_perm)
+                                                       shingle_size=self._shingle, num_perm=near.num_perm)
         self._stats.inc_value(stat_key("dedup"), cpu_ms)
-        match = self._near.match(minhash)
+        match = near.match(minhash)
         if match is None:
-            self._near.add(item.url, minhash)
+            near.add(item.url, minhash)
             return
         original, similarity = match
         self._stats.inc_value("harvester/dedup/near_duplicates")
@@ -138,6 +155,8 @@ class DedupPipeline:
 
     def _duplicate(self, item: PageItem, first: str, kind: str) -> PageItem:
         self._stats.inc_value(f"harvester/dedup/{kind}")
+        if item.version:
+            self._add_version(first, item.version)
         for alias in (item.url, *item.aliases):
             self._add_alias(first, alias, copy=kind == "same_content")
         if self._feed_duplicates and item.url != first:
@@ -147,6 +166,18 @@ class DedupPipeline:
         if kind == "same_url":
             raise DuplicatePage(f"URL already stored: {item.url}", log_level="DEBUG")
         raise DuplicatePage(f"same content as {first}: {item.requested_url or item.url}", log_level="INFO")
+
+    def _add_version(self, url: str, version: str) -> None:
+        """The stored page ``url`` is also ``version``'s copy."""
+        versions = self._versions.setdefault(url, [])
+        if version in versions:
+            return
+        versions.append(version)
+        self._stats.inc_value("harvester/dedup/shared_with_version")
+        stored = self._in_flight.get(url)
+        if stored is not None and version not in stored.versions:
+            stored.versions.append(version)
+        self.crawler.signals.send_catch_log(page_versioned, url=url, version=version)
 
     def _add_alias(self, url: str, alias: str, *, copy: bool = False) -> None:
         """``copy``: ``alias`` served a copy of the page's content (not merely another URL of it)."""
@@ -192,10 +223,13 @@ class BoilerplatePipeline:
             raise NotConfigured
         self.crawler = crawler
         self._stats = crawler.stats
-        self._counter = BoilerplateCounter(
-            settings.getfloat("HARVESTER_BOILERPLATE_SHARE"), settings.getint("HARVESTER_BOILERPLATE_MIN_PAGES")
-        )
-        self._stored: set[str] = set()
+        self._share = settings.getfloat("HARVESTER_BOILERPLATE_SHARE")
+        self._min_pages = settings.getint("HARVESTER_BOILERPLATE_MIN_PAGES")
+        BoilerplateCounter(self._share, self._min_pages)  # checks the settings
+        self._apart = settings.getbool("HARVESTER_VERSIONS_APART")
+        # With HARVESTER_VERSIONS_APART, counted per docs version: a text on every version's copy of a page is not boilerplate.
+        self._counters: dict[str | None, BoilerplateCounter] = {}
+        self._stored: set[tuple[str | None, str]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -205,24 +239,28 @@ class BoilerplatePipeline:
         if item.duplicate_of or not item.chunks:
             return item
         keys = [text_key(chunk["text"]) for chunk in item.chunks]
-        self._counter.observe(keys)
+        version = item.version if self._apart else None
+        counter = self._counters.get(version)
+        if counter is None:
+            counter = self._counters[version] = BoilerplateCounter(self._share, self._min_pages)
+        counter.observe(keys)
         kept = []
         for chunk, key in zip(item.chunks, keys, strict=True):
-            if not self._counter.is_boilerplate(key):
-                self._counter.remember(key, chunk["id"])
+            if not counter.is_boilerplate(key):
+                counter.remember(key, chunk["id"])
                 kept.append(chunk)
                 continue
             self._stats.inc_value("harvester/boilerplate/chunks")
-            earlier = self._counter.earlier(key)
+            earlier = counter.earlier(key)
             if earlier:
                 self._stats.inc_value("harvester/boilerplate/earlier_copies", len(earlier))
                 self.crawler.signals.send_catch_log(chunks_superseded, ids=earlier)
-            if self._mode == "once" and key not in self._stored:
-                self._stored.add(key)
+            if self._mode == "once" and (version, key) not in self._stored:
+                self._stored.add((version, key))
                 self._stats.inc_value("harvester/boilerplate/texts")
                 logger.info("Boilerplate chunk, stored once (first on %s): %.60r", item.url, chunk["text"])
                 # Page-independent: no title or heading path in front, an id from the text alone.
-                kept.append({**chunk, "id": boilerplate_point_id(chunk["text"]), "context": "",
+                kept.append({**chunk, "id": boilerplate_point_id(chunk["text"], version), "context": "",
                              "boilerplate": True})
             else:
                 self._stats.inc_value("harvester/boilerplate/embeddings_saved")
@@ -262,7 +300,10 @@ class AggregatePipeline:
             raise NotConfigured
         self.crawler = crawler
         self._stats = crawler.stats
-        self._detector = AggregateDetector(share)
+        self._share = share
+        self._apart = crawler.settings.getbool("HARVESTER_VERSIONS_APART")
+        # With HARVESTER_VERSIONS_APART, one detector per docs version: a version's page is never an aggregate of other versions' pages.
+        self._detectors: dict[str | None, AggregateDetector] = {}
         self._worker = Worker("harvester-aggregate", crawler.settings.getint("HARVESTER_OFFLOAD_MIN_SIZE"))
         crawler.signals.connect(self._worker.close, signal=signals.spider_closed)
         crawler.signals.connect(self._stands_for_copy, signal=page_aliased)
@@ -274,10 +315,12 @@ class AggregatePipeline:
 
     def _stands_for_copy(self, url: str, alias: str, **kwargs: object) -> None:
         if kwargs.get("copy"):
-            self._detector.exempt(url)
+            for detector in self._detectors.values():
+                detector.exempt(url)
 
     def _stands_for_near_copy(self, url: str, original: str, **kwargs: object) -> None:
-        self._detector.exempt(original)
+        for detector in self._detectors.values():
+            detector.exempt(original)
 
     async def process_item(self, item: PageItem) -> PageItem:
         if item.duplicate_of or not item.markdown:
@@ -285,13 +328,17 @@ class AggregatePipeline:
         (shingles, texts, keys), cpu_ms = await self._worker.run_sized(
             len(item.markdown), timed_call, page_fingerprint, item.markdown)
         self._stats.inc_value(stat_key("dedup"), cpu_ms)
+        version = item.version if self._apart else None
+        detector = self._detectors.get(version)
+        if detector is None:
+            detector = self._detectors[version] = AggregateDetector(self._share)
         with cpu_stage(self._stats, "dedup"):
-            aggregates = self._detector.add(item.url, shingles, keys)
+            aggregates = detector.add(item.url, shingles, keys)
         for url in aggregates:
-            covered, largest = self._detector.figures(url) or (0.0, 0.0)
-            held_by = self._detector.holders(url)
+            covered, largest = detector.figures(url) or (0.0, 0.0)
+            held_by = detector.holders(url)
             if url == item.url:
-                own = self._detector.own_passages(url, texts)
+                own = detector.own_passages(url, texts)
                 self.crawler.signals.send_catch_log(page_aggregate, url=url, held_by=held_by, stored=False,
                                                     own_passages=len(own))
                 if not own:
@@ -311,13 +358,14 @@ class AggregatePipeline:
                         "is on pages crawled after it, at most %.0f%% on any one): %s",
                         covered * 100, largest * 100, url)
             self.crawler.signals.send_catch_log(page_aggregate, url=url, held_by=held_by, stored=True,
-                                                keep=functools.partial(self._holds_own_passage, url))
+                                                keep=functools.partial(_holds_own_passage, detector, url))
             self.crawler.signals.send_catch_log(page_skipped, url=url, reason="aggregate_page_removed")
         return item
 
-    def _holds_own_passage(self, url: str, text: str) -> bool:
-        """Whether a stored chunk of the aggregate ``url`` holds a passage no kept page holds."""
-        return bool(self._detector.own_passages(url, passages(text), cut=True))
+
+def _holds_own_passage(detector: AggregateDetector, url: str, text: str) -> bool:
+    """Whether a stored chunk of the aggregate ``url`` holds a passage no kept page holds."""
+    return bool(detector.own_passages(url, passages(text), cut=True))
 
 
 def page_fingerprint(markdown: str) -> tuple[set[int], list[str], list[int | None]]:

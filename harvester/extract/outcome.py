@@ -4,7 +4,10 @@ browser; and how each is counted and reported. The extraction middleware's other
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING
+
+from scrapy.http import TextResponse
 
 from harvester.extract.classify import NOT_INDEXED, PageType, Verdict
 from harvester.extract.page_item import page_item
@@ -13,6 +16,7 @@ from harvester.render.policy import fallback_reason
 from harvester.signals import page_failed, page_low_quality, page_skipped
 from harvester.urls.hosts import host_key
 from harvester.urls.rules import UrlRules
+from harvester.versions.detect import page_version
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -39,6 +43,8 @@ class PageOutcomes:
         self._renderer = renderer
         self._low_quality = crawler.settings.getfloat("HARVESTER_LOW_QUALITY_THRESHOLD")
         self._url_rules = UrlRules.from_crawler(crawler)
+        pattern = crawler.settings.get("HARVESTER_VERSION_PATTERN")
+        self._version_pattern = re.compile(pattern) if pattern else None
 
     def of_html(self, response: HtmlResponse, profile: SiteProfile, extraction: Extraction) -> PageItem | Request | None:
         """Store the page, skip it or send it to the browser."""
@@ -145,7 +151,13 @@ class PageOutcomes:
 
     def _page_item(self, response: Response, page: ExtractedPage, verdict: Verdict) -> PageItem:
         url = self._final_url(response, page.canonical_url)
-        return page_item(response, page, verdict, url, self._aliases(response, url))
+        item = page_item(response, page, verdict, url, self._aliases(response, url))
+        html = response.text if isinstance(response, TextResponse) else ""
+        found = page_version(url, html, declared=getattr(self.crawler.spider, "version", None),
+                             pattern=self._version_pattern)
+        item.version, item.version_file = found.version, found.resolve_at
+        item.versions = [found.version] if found.version else []
+        return item
 
     def _aliases(self, response: Response, url: str) -> list[str]:
         """The other URLs this page was reached by: redirects, and the fetched URL when the page

@@ -31,8 +31,9 @@ def chunk_point_id(url: str, text: str, occurrence: int = 0) -> str:
     return str(uuid.uuid5(POINT_NAMESPACE, f"{url}#text:{digest}{suffix}"))
 
 
-def boilerplate_point_id(text: str) -> str:
+def boilerplate_point_id(text: str, version: str | None = None) -> str:
     """The point id of a boilerplate chunk: from its text alone (whitespace collapsed), so the one
-    stored copy is the same point whichever page carried it first, in this crawl and the next."""
+    stored copy is the same point whichever page carried it first, in this crawl and the next; one
+    per docs ``version``, so each version finds its own."""
     digest = hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
-    return str(uuid.uuid5(POINT_NAMESPACE, f"boilerplate:{digest}"))
+    return str(uuid.uuid5(POINT_NAMESPACE, f"boilerplate:{digest}" + (f"@{version}" if version else "")))

@@ -27,7 +27,13 @@ from harvester.index.store import (
 )
 from harvester.recrawl.extension import Recrawl
 from harvester.recrawl.state import load_stored_pages, page_change
-from harvester.signals import chunks_superseded, page_aggregate, page_aliased, pages_indexed
+from harvester.signals import (
+    chunks_superseded,
+    page_aggregate,
+    page_aliased,
+    page_versioned,
+    pages_indexed,
+)
 from harvester.threads import Worker
 
 if TYPE_CHECKING:
@@ -101,7 +107,10 @@ class IndexPipeline:
         self._superseded: list[str] = []
         self._aggregates: list[tuple[str, Callable[[str], bool] | None]] = []
         self._written_aliases: dict[str, frozenset[str]] = {}
+        self._versions: dict[str, list[str]] = {}
+        self._written_versions: dict[str, list[str]] = {}
         crawler.signals.connect(self._page_aliased, signal=page_aliased)
+        crawler.signals.connect(self._page_versioned, signal=page_versioned)
         crawler.signals.connect(self._chunks_superseded, signal=chunks_superseded)
         crawler.signals.connect(self._page_aggregate, signal=page_aggregate)
         self._crawler = crawler
@@ -150,6 +159,9 @@ class IndexPipeline:
     def _page_aliased(self, url: str, alias: str, **kwargs: object) -> None:
         self._aliases.setdefault(url, []).append(alias)
 
+    def _page_versioned(self, url: str, version: str, **kwargs: object) -> None:
+        self._versions.setdefault(url, []).append(version)
+
     def _chunks_superseded(self, ids: list[str], **kwargs: object) -> None:
         self._superseded.extend(ids)
 
@@ -189,6 +201,8 @@ class IndexPipeline:
         the next crawl sees and repairs (``StoredPage.consistent``)."""
         assert self._client is not None
         harvested_at = datetime.now(UTC).isoformat(timespec="seconds")
+        for page in pages:
+            page.versions = self._all_versions(page.url, page.versions)
         changed = [page for page in pages if self._changed(page)]
         points, payloads = [], []
         for page in changed:
@@ -205,6 +219,7 @@ class IndexPipeline:
         self._client.upsert(self._collection, points)
         self._client.overwrite_payloads(self._collection, payloads)
         self._written_aliases.update((page.url, frozenset(page.aliases)) for page in pages if page.aliases)
+        self._written_versions.update((page.url, page.versions) for page in pages if page.versions)
         for page in changed:
             keep = tuple(chunk["id"] for chunk in page.chunks)
             self._client.delete(self._collection, scope=Scope(url=page.url, exclude_ids=keep))
@@ -222,6 +237,18 @@ class IndexPipeline:
         for url, aliases in self._aliases.items():
             if set(aliases) - self._written_aliases.get(url, frozenset()):
                 self._client.set_metadata(self._collection, Scope(url=url), {"aliases": list(aliases)})
+        for url, versions in self._versions.items():
+            self._client.set_metadata(self._collection, Scope(url=url),
+                                      {"versions": self._all_versions(url, versions)})
+
+    def _all_versions(self, url: str, versions: list[str]) -> list[str]:
+        """``versions`` with those the collection already lists for the page: a crawl of one
+        version keeps the others' claim on a text they share."""
+        stored = self._recrawl.pages.get(url) if self._recrawl is not None else None
+        found = [*self._written_versions.get(url, ()), *versions, *self._versions.get(url, ())]
+        if stored is not None:
+            found += sorted(stored.versions)
+        return list(dict.fromkeys(found))
 
     def _delete_aggregate(self, url: str, keep: Callable[[str], bool] | None) -> None:
         """Delete the points of the aggregate page ``url``, but the chunks ``keep`` finds text of its
@@ -255,6 +282,8 @@ class IndexPipeline:
             self._recrawl.count("updated")
             return True
         self._recrawl.count("unchanged_hash")
+        if set(page.versions) != stored.versions:
+            return True
         # Same content: rewrite the payloads only when the validators or links changed, or when
         # the LlamaIndex node fields were turned on or off since (rewritten in place, vectors kept).
         return self._nodes != stored.node_fields or (stored.etag, stored.last_modified, stored.links) != (

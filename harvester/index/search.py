@@ -20,6 +20,10 @@ How a query is answered, and why (the settings compared are in bench/results/ret
 
 ``group_by=None`` returns chunks instead, in fused order, identical texts collapsed.
 
+Versions: a scope's ``version`` keeps the pages whose ``versions`` hold it. Without one, each
+source (site) that stores several docs versions answers from its newest stable one
+(``harvester.versions.detect.newest_stable``); each result says its ``version``.
+
 Dates: a scope's ``since``/``until`` keep the pages whose date (``published``, else ``modified``)
 falls in the range, in the store's filter, so the ``k`` results are the best of those pages.
 ``sort="date"`` then orders those ``k`` newest first (undated last), rather than by relevance.
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from harvester.index.engines import as_store
 from harvester.index.lexical import sparse_query
 from harvester.index.store import PAGE_ONLY_KEYS, Candidate, Query, Scope, Store
+from harvester.versions.detect import newest_stable, version_key
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
@@ -91,13 +96,85 @@ def search(
     # page on the query's topic): then fetch deeper, once.
     limit = tuning.depth + 5 * k
     store = as_store(client)
+    defaults: dict[str, str] = {}
+    choose = scope is None or scope.version is None
     for _attempt in range(2):
         dense_side, sparse_side = candidates(store, collection, embedder.vector_name, dense, sparse, limit, scope)
+        full = max(len(dense_side), len(sparse_side)) >= limit
+        if choose and not defaults and several_versions(dense_side + sparse_side):
+            defaults = default_versions(store, collection, scope)
+        if defaults:
+            dense_side, sparse_side = in_versions(dense_side, defaults), in_versions(sparse_side, defaults)
         results = rank(dense_side, sparse_side, k, tuning, group_by=group_by)
-        if len(results) >= k or max(len(dense_side), len(sparse_side)) < limit:
+        if len(results) >= k or not full:
             break
-        limit *= 4
+        # The other versions' copies of the best pages fill the candidates: look deeper.
+        limit *= 20 if defaults else 4
+    wanted = scope.version if scope is not None else None
+    for result in results:
+        listed = result.pop("versions", None) or []
+        chosen = wanted or defaults.get(result.pop("domain", None) or "")
+        result["version"] = chosen if chosen in listed else result.get("version")
     return by_date(results) if sort == "date" else results
+
+
+def source_versions(store: Store, collection: str, scope: Scope | None = None) -> dict[str, list[str]]:
+    """Each source's (domain's) docs versions in the collection, oldest first; sources without
+    versions are left out."""
+    found: dict[str, set[str]] = {}
+    narrowed = Scope(domain=scope.domain, url_prefix=scope.url_prefix) if scope is not None else None
+    for record in store.scroll(collection, narrowed, keys=["metadata.domain", "metadata.versions"]):
+        metadata = record.payload.get("metadata") or {}
+        versions = metadata.get("versions") or ()
+        if versions:
+            found.setdefault(metadata.get("domain") or "", set()).update(versions)
+    return {domain: sorted(versions, key=version_key) for domain, versions in found.items()}
+
+
+def several_versions(side: list[Candidate]) -> bool:
+    """Whether the candidates hold two versions of one source (then a version must be chosen)."""
+    seen: dict[str, set[str]] = {}
+    for candidate in side:
+        metadata = candidate.payload.get("metadata") or {}
+        versions = seen.setdefault(metadata.get("domain") or "", set())
+        versions.update(metadata.get("versions") or ())
+        if len(versions) > 1:
+            return True
+    return False
+
+
+# The versions each source has, per store and collection, while the collection's point count holds:
+# reading them scrolls the whole collection.
+_DEFAULTS: dict[tuple[int, str, Scope | None], tuple[int, dict[str, str]]] = {}
+
+
+def default_versions(store: Store, collection: str, scope: Scope | None = None) -> dict[str, str]:
+    """The version each source answers from when none is asked for: its newest stable one, for the
+    sources that store more than one version."""
+    narrowed = Scope(domain=scope.domain, url_prefix=scope.url_prefix) if scope is not None else None
+    key, count = (id(store), collection, narrowed), store.count(collection)
+    cached = _DEFAULTS.get(key)
+    if cached is not None and cached[0] == count:
+        return cached[1]
+    chosen = {}
+    for domain, versions in source_versions(store, collection, narrowed).items():
+        newest = newest_stable(versions) if len(versions) > 1 else None
+        if newest is not None:
+            chosen[domain] = newest
+    _DEFAULTS[key] = (count, chosen)
+    return chosen
+
+
+def in_versions(side: list[Candidate], defaults: dict[str, str]) -> list[Candidate]:
+    """The candidates of the versions ``defaults`` names for their sources (and every candidate of
+    a source it does not name, or without a version)."""
+    kept = []
+    for candidate in side:
+        metadata = candidate.payload.get("metadata") or {}
+        wanted = defaults.get(metadata.get("domain") or "")
+        if wanted is None or not metadata.get("versions") or wanted in metadata["versions"]:
+            kept.append(candidate)
+    return kept
 
 
 def by_date(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -261,6 +338,9 @@ def hit(payload: dict[str, Any], score: float) -> dict[str, Any]:
         "author": metadata.get("author"),
         "published": metadata.get("published"),
         "modified": metadata.get("modified"),
+        "domain": metadata.get("domain"),
+        "version": metadata.get("version"),
+        "versions": metadata.get("versions") or [],
         "text": payload.get("page_content", ""),
         "duplicates": 0,
     }

@@ -44,7 +44,7 @@ MODIFIED_KEY = "metadata.modified"
 DATE_KEYS = (PUBLISHED_KEY, MODIFIED_KEY)
 # The metadata keys a LlamaIndex node carries: what an answer needs to cite its source, kept short
 # because the node's JSON is stored in every point.
-NODE_METADATA_KEYS = ("source_url", "title", "section", "heading_path", "chunk_index", "domain")
+NODE_METADATA_KEYS = ("source_url", "title", "section", "heading_path", "chunk_index", "domain", "version")
 # Node metadata kept out of the text LlamaIndex gives the LLM, and out of the text it would embed
 # (the stored vectors embed the context line and the chunk, not the URL).
 NODE_EXCLUDED_LLM_KEYS = ("chunk_index", "domain")
@@ -77,11 +77,14 @@ class Scope:
     # page states no publication date; a page with neither is outside any date range.
     since: str | None = None
     until: str | None = None
+    # A docs version: the points whose ``metadata.versions`` hold it (a page the same in two
+    # versions is stored once, with both).
+    version: str | None = None
 
     @property
     def empty(self) -> bool:
         return not (self.url or self.domain or self.url_prefix or self.section or self.section_prefix
-                    or self.exclude_ids or self.dated)
+                    or self.exclude_ids or self.dated or self.version)
 
     @property
     def dated(self) -> bool:
@@ -92,7 +95,7 @@ class Scope:
         """``(payload key, value)`` pairs a point's payload must equal (each engine builds its own
         filter classes from these and ``prefixes``)."""
         pairs = (("metadata.source_url", self.url), ("metadata.domain", self.domain),
-                 ("metadata.section", self.section))
+                 ("metadata.section", self.section), ("metadata.versions", self.version))
         return [(key, value) for key, value in pairs if value]
 
     def prefixes(self) -> list[tuple[str, str]]:
@@ -326,6 +329,8 @@ def chunk_payload(page: Any, chunk: dict[str, Any], harvested_at: str, *, nodes:
             "published": getattr(page, "published", None),
             "modified": getattr(page, "modified", None),
             "description": getattr(page, "description", None),
+            "version": getattr(page, "version", None),
+            "versions": list(getattr(page, "versions", None) or ()),
         },
     }
     if nodes:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from harvester.index.search import MODES, SORTS, date_bound, search
 from harvester.index.store import MARKDOWN_KEY, Scope, StoreUnavailable
 from harvester.urls.canonical import canonical_url, path_form, with_form
+from harvester.versions.detect import newest_stable, version_key
 
 if TYPE_CHECKING:
     from harvester.embedding.models import Embedder
@@ -55,11 +56,13 @@ class SearchService:
         self, query: str, k: int = 5, collection: str | None = None, *, site: str | None = None,
         url_prefix: str | None = None, section: str | None = None, group_by_page: bool = True,
         mode: str = "hybrid", since: str | None = None, until: str | None = None, sort: str = "relevance",
+        version: str | None = None,
     ) -> list[dict[str, Any]]:
         """The top ``k`` pages, each with its best chunk and how many of its chunks matched (or,
         without ``group_by_page``, the top chunks) for ``query``; each with the URL, title, heading
         path and text to cite, and the page's author and dates. ``since``/``until``: dates (ISO 8601)
-        the page's published (else modified) date falls between; ``sort="date"``: newest first."""
+        the page's published (else modified) date falls between; ``sort="date"``: newest first;
+        ``version``: a docs version (else each site's newest stable one)."""
         if not query.strip():
             raise ServiceError("the query is empty")
         if not 1 <= k <= MAX_K:
@@ -75,7 +78,8 @@ class SearchService:
             raise ServiceError(str(exc)) from exc
         name = self._collection(collection)
         scope = Scope(domain=site_host(site), url_prefix=(url_prefix or "").strip() or None,
-                      section_prefix=(section or "").strip() or None, since=first, until=last)
+                      section_prefix=(section or "").strip() or None, since=first, until=last,
+                      version=(version or "").strip() or None)
         return search(self.store, name, self.embedder, query, k, mode, scope=scope,
                       group_by="page" if group_by_page else None, sort=sort)
 
@@ -125,23 +129,26 @@ class SearchService:
         return out
 
     def list_pages(self, site: str | None = None, collection: str | None = None, *, section: str | None = None,
-                   url_prefix: str | None = None, offset: int = 0, limit: int = LIST_LIMIT) -> dict[str, Any]:
-        """A table of contents: the pages (URL, title, section) of a site, a section (a breadcrumb
-        prefix) or a URL prefix, by URL, ``limit`` from ``offset``; and their sections."""
+                   url_prefix: str | None = None, offset: int = 0, limit: int = LIST_LIMIT,
+                   version: str | None = None) -> dict[str, Any]:
+        """A table of contents: the pages (URL, title, section, version) of a site, a section (a
+        breadcrumb prefix), a URL prefix or a docs version, by URL, ``limit`` from ``offset``; and
+        their sections."""
         if offset < 0:
             raise ServiceError("offset must be 0 or more")
         if not 1 <= limit <= MAX_LIST_LIMIT:
             raise ServiceError(f"limit must be between 1 and {MAX_LIST_LIMIT}")
         name = self._collection(collection)
         scope = Scope(domain=site_host(site), section_prefix=(section or "").strip() or None,
-                      url_prefix=(url_prefix or "").strip() or None)
+                      url_prefix=(url_prefix or "").strip() or None, version=(version or "").strip() or None)
         pages: dict[str, dict[str, Any]] = {}
-        keys = ["metadata.source_url", "metadata.title", "metadata.section"]
+        keys = ["metadata.source_url", "metadata.title", "metadata.section", "metadata.version"]
         for record in self.store.scroll(name, scope, keys=keys):
             meta = record.payload.get("metadata") or {}
             url = meta.get("source_url")
             if url and url not in pages:
-                pages[url] = {"url": url, "title": meta.get("title") or "", "section": meta.get("section") or ""}
+                pages[url] = {"url": url, "title": meta.get("title") or "", "section": meta.get("section") or "",
+                              "version": meta.get("version")}
         ordered = [pages[url] for url in sorted(pages)]
         end = offset + limit
         return {
@@ -168,7 +175,9 @@ class SearchService:
         pages: dict[str, str] = {}
         chunks = 0
         sections: dict[str, dict[str, int]] = {}
-        keys = ["metadata.source_url", "metadata.domain", "metadata.harvested_at", "metadata.section"]
+        versions: dict[str, set[str]] = {}
+        keys = ["metadata.source_url", "metadata.domain", "metadata.harvested_at", "metadata.section",
+                "metadata.versions"]
         for record in self.store.scroll(name, keys=keys):
             meta = record.payload.get("metadata") or {}
             chunks += 1
@@ -183,9 +192,13 @@ class SearchService:
                 section = meta.get("section") or ""
                 crumbs[section] = crumbs.get(section, 0) + 1
             site["last_crawl"] = max(site["last_crawl"], meta.get("harvested_at") or "")
+            versions.setdefault(domain, set()).update(meta.get("versions") or ())
         for domain, site in sites.items():
             counted = sorted(sections.get(domain, {}).items(), key=lambda pair: (-pair[1], pair[0]))
             site["sections"] = [{"section": s, "pages": n} for s, n in counted[:MAX_SECTIONS] if s]
+            if versions.get(domain):
+                site["versions"] = sorted(versions[domain], key=version_key)
+                site["default_version"] = newest_stable(site["versions"]) if len(site["versions"]) > 1 else None
         return {
             "collection": name,
             "pages": len(pages),

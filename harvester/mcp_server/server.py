@@ -46,6 +46,9 @@ UrlPrefix = Annotated[str | None, Field(
 Section = Annotated[str | None, Field(
     description="Only pages of this section or its subsections: the start of a breadcrumb path as "
                 "list_sources and list_pages show it, e.g. 'Guide > Tutorial'.", max_length=500)]
+Version = Annotated[str | None, Field(
+    description="A docs version, e.g. 4.2 (list_sources shows each site's); default: each site's newest "
+                "stable version, and each result says its version.", max_length=100)]
 
 
 def harvester_version() -> str:
@@ -105,9 +108,11 @@ def build_server(service: SearchService) -> MCPServer:
             description="Only pages dated on or before this day (as since).", max_length=40)] = None,
         sort: Annotated[str, Field(description="relevance (the default) or date (newest first).",
                                    pattern="^(relevance|date)$")] = "relevance",
+        version: Version = None,
     ) -> list[dict[str, Any]]:
         results = call(service.search, query, k, collection, site=site, url_prefix=url_prefix,
-                       section=section, group_by_page=group_by_page, since=since, until=until, sort=sort)
+                       section=section, group_by_page=group_by_page, since=since, until=until, sort=sort,
+                       version=version)
         if not results:
             # An empty list would reach the model as no content at all.
             return cast("Any", CallToolResult(
@@ -135,9 +140,12 @@ def build_server(service: SearchService) -> MCPServer:
         url_prefix: UrlPrefix = None,
         offset: Annotated[int, Field(description="Skip this many pages (the previous next_offset).", ge=0)] = 0,
         limit: Annotated[int, Field(description="At most this many pages.", ge=1, le=MAX_LIST_LIMIT)] = LIST_LIMIT,
+        version: Annotated[str | None, Field(
+            description="Only the pages of this docs version, e.g. 4.2 (list_sources shows each site's).",
+            max_length=100)] = None,
     ) -> dict[str, Any]:
         return cast("dict[str, Any]", call(service.list_pages, site, collection, section=section,
-                                         url_prefix=url_prefix, offset=offset, limit=limit))
+                                         url_prefix=url_prefix, offset=offset, limit=limit, version=version))
 
     def list_sources_tool() -> list[dict[str, Any]]:
         sources = call(service.list_sources)
@@ -151,8 +159,8 @@ def build_server(service: SearchService) -> MCPServer:
         Tool.from_function(search_tool, name="search", description=(
             "Search the crawled documentation. Returns the best pages, each with its best chunk (or the "
             "best chunks with group_by_page=false): url, link (the URL with the heading's #anchor, to cite), "
-            "title, section (the page's breadcrumb path), heading_path, text, and the page's author, "
-            "published and modified dates when it states them.")),
+            "title, section (the page's breadcrumb path), heading_path, text, version, and the page's "
+            "author, published and modified dates when it states them.")),
         Tool.from_function(fetch_tool, name="fetch", description=(
             "A page by its URL: its Markdown as extracted, in parts of at most max_chars characters "
             "(next_offset, when set, fetches the rest), its title and metadata.")),
@@ -160,7 +168,8 @@ def build_server(service: SearchService) -> MCPServer:
             "A table of contents: the pages (url, title, section) of a site, a section or a URL prefix, "
             "by URL, with the sections they belong to; page through with offset.")),
         Tool.from_function(list_sources_tool, name="list_sources", description=(
-            "The collections, with their sites, page and chunk counts, last crawl times and sections.")),
+            "The collections, with their sites, page and chunk counts, last crawl times, sections, and the "
+            "docs versions each site holds (with the one searched by default).")),
     ]
     return MCPServer(name="harvester", version=harvester_version(), instructions=INSTRUCTIONS,
                      tools=[strict(tool) for tool in tools])

@@ -22,6 +22,7 @@ STATE_KEYS = [
     "metadata.content_hash",
     "metadata.harvested_at",
     "metadata.chunk_index",
+    "metadata.versions",
     "metadata.total_chunks",
     "links",
     # LlamaIndex's node fields (``doc_id`` came with the node's document and neighbours): a page
@@ -52,6 +53,8 @@ class StoredPage:
     # Set when the payloads must be rewritten although the page did not change (the index pipeline
     # decides): the page is fetched without validators so that it reaches the pipeline.
     refresh_payload: bool = False
+    # The docs versions whose copy of the page this is (``PageItem.versions``).
+    versions: set[str] = field(default_factory=set)
 
     @property
     def validators(self) -> dict[str, str]:
@@ -91,6 +94,7 @@ def pages_from_points(points: Iterable[tuple[str, dict[str, Any]]]) -> dict[str,
         indexes.add(meta.get("chunk_index", -1))
         totals.add(meta.get("total_chunks", -1))
         page.chunk_ids.add(str(point_id))
+        page.versions.update(meta.get("versions") or ())
         page.node_fields = page.node_fields and "doc_id" in payload
         page.harvested_at = min(page.harvested_at, meta.get("harvested_at") or "") or page.harvested_at
         if "links" in payload:

@@ -85,7 +85,7 @@ class HarvesterSpider(scrapy.Spider):
     regexes), ``max_pages`` (sets ``HARVESTER_MAX_PAGES``), ``collection`` (sets
     ``HARVESTER_QDRANT_COLLECTION``), ``content_selector`` (CSS of the main content; sets
     ``HARVESTER_CONTENT_SELECTOR``), ``render`` (``never``, ``always`` or ``auto``; sets
-    ``HARVESTER_RENDER``); all at spider priority. ``allow``, ``deny``, ``content_selector`` and
+    ``HARVESTER_RENDER``), ``version`` (the docs version of every page crawled); all at spider priority. ``allow``, ``deny``, ``content_selector`` and
     ``render`` override the site profiles' (``harvester.sites``). Settings:
     ``HARVESTER_SKIP_URL_PATTERNS`` (URL regexes of non-content pages, in addition to ``deny``),
     ``HARVESTER_PDF_ENABLED`` (follow links to ``.pdf`` files),
@@ -105,6 +105,7 @@ class HarvesterSpider(scrapy.Spider):
         collection: str | None = None,
         content_selector: str | None = None,
         render: str | None = None,
+        version: str | None = None,
         **kwargs: Any,
     ) -> None:
         # `start` is taken here: Spider.__init__ would copy it onto the `start()` method's name.
@@ -120,6 +121,8 @@ class HarvesterSpider(scrapy.Spider):
         if render not in (None, "") and render not in RENDER_MODES:
             raise ValueError(f"render must be one of {', '.join(RENDER_MODES)}, got {render!r}")
         self.render = render or None
+        # The docs version every page of this crawl belongs to (else each page's own: harvester.versions).
+        self.version = version or None
         # Profile keys these arguments override (read by SiteProfiles.from_crawler).
         self.profile_overrides: dict[str, tuple[str, ...]] = {
             key: tuple(p.pattern for p in patterns)

@@ -60,7 +60,7 @@ class ClientStore:
         created = ensure_collection(self.client, collection, vector, dimension, server=self.engine == "server")
         if created and self.engine == "server":
             # Search filters by site, section and date; a server needs the indexes to do it fast.
-            for key in ("metadata.domain", "metadata.section"):
+            for key in ("metadata.domain", "metadata.section", "metadata.versions"):
                 self.client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
             for key in DATE_KEYS:
                 self.client.create_payload_index(collection, key, models.PayloadSchemaType.DATETIME)

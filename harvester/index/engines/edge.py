@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "edge_config.json"
 # Filtered deletes (re-crawls) and search filters (site, section) use these; dates get Datetime indexes.
-INDEXED_KEYS = ("metadata.source_url", "metadata.domain", "metadata.section")
+INDEXED_KEYS = ("metadata.source_url", "metadata.domain", "metadata.section", "metadata.versions")
 # How long an operation waits for another process to give the folder up, unless told.
 DEFAULT_WAIT: float = SETTINGS["HARVESTER_QDRANT_WAIT"].default
 # How often an idle holder checks whether another process is waiting for the folder.
