@@ -22,10 +22,12 @@ TRACKING = re.compile(r"utm_|gclid|jsessionid", re.IGNORECASE)
 def indexed(tmp_path_factory):
     """The docs spider through every pipeline (the real model, local Qdrant). Learned templates are
     off: they would remove the admonition repeated on every page before the pipelines see it
-    (tests/test_e2e_template.py), and these tests are about what the pipelines do with copies."""
+    (tests/test_e2e_template.py), and these tests are about what the pipelines do with copies.
+    Versions are not kept apart, so the site's 1.3 copy of a page is a copy of 1.2's."""
     workdir = tmp_path_factory.mktemp("dedup")
     with SiteServer(routes=dedup_site()) as server:
-        result = crawl("docs", server.url + "docs/", workdir, settings={"HARVESTER_TEMPLATE_LEARNING": "0"})
+        result = crawl("docs", server.url + "docs/", workdir, settings={"HARVESTER_TEMPLATE_LEARNING": "0",
+                                                                       "HARVESTER_VERSIONS_APART": "0"})
         requested = server.paths()
     assert result.returncode == 0, result.output[-3000:]
     return result, requested, qdrant_points(workdir / "qdrant"), server.url + "docs/"
@@ -108,7 +110,8 @@ def test_one_version_and_dropping_near_duplicates_without_embedding(tmp_path):
 
     with SiteServer(routes=dedup_site()) as server:
         result = crawl("site", server.url + "docs/", tmp_path / "drop", settings={
-            **NO_EMBEDDING, "HARVESTER_NEAR_DUPLICATE_MODE": "drop", "HARVESTER_DEDUP_FEED_DUPLICATES": "1"})
+            **NO_EMBEDDING, "HARVESTER_NEAR_DUPLICATE_MODE": "drop", "HARVESTER_DEDUP_FEED_DUPLICATES": "1",
+            "HARVESTER_VERSIONS_APART": "0"})
     assert result.returncode == 0, result.output[-3000:]
     api = [item["url"] for item in result.items if "/api.html" in item["url"]]
     assert len(api) == 1 and result.report["skipped_by_reason"]["near_duplicate_page"] == 1

@@ -74,7 +74,7 @@ def by_url(points: list, port_url: str) -> dict[str, list[dict]]:
 
 
 def test_versions_side_by_side_then_one_version_recrawled(tmp_path, tiny_model):
-    settings = {"HARVESTER_EMBEDDING_MODEL": tiny_model, "HARVESTER_VERSIONS_APART": "1"}
+    settings = {"HARVESTER_EMBEDDING_MODEL": tiny_model}  # versions kept apart by default
     with SiteServer(routes=site("Frob 4.2 runs the quokka scheduler by default.")) as server:
         first = crawl("site", server.url + "index.html", tmp_path, settings=settings)
         assert first.returncode == 0, first.output[-3000:]

@@ -196,9 +196,10 @@ SPEC: tuple[Setting, ...] = (
             "crawled", "Deduplication"),
     Setting("HARVESTER_VERSION_KEEP", "first", Text(), "the version to crawl, or `first` (the start URL's, "
             "else the first seen)", "Deduplication"),
-    Setting("HARVESTER_VERSIONS_APART", False, Bool(), "keep docs versions apart in dedup: near duplicates, "
+    Setting("HARVESTER_VERSIONS_APART", True, Bool(), "keep docs versions apart in dedup: near duplicates, "
             "aggregate pages and boilerplate are looked for within each version, so no version's page is marked, "
-            "trimmed or dropped for another's (for several versions in one collection)", "Deduplication"),
+            "trimmed or dropped for another's (several versions in one collection); off: a second version's "
+            "pages are copies of the first's", "Deduplication"),
     Setting("HARVESTER_DEDUP_ENABLED", True, Bool(), "drop pages already stored in this crawl (same canonical "
             "URL or content)", "Deduplication"),
     Setting("HARVESTER_DEDUP_FEED_DUPLICATES", False, Bool(), "give an exact duplicate a feed line with "
