@@ -159,7 +159,9 @@ def test_a_recrawl_with_one_changed_page_learns_from_stored_pages(tmp_path: Path
         second = crawl("docs", server.url, tmp_path / "work", timeout=300)
     assert second.returncode == 0, second.output[-3000:]
     assert second.report["recrawl"]["updated"] == 1 and second.report["recrawl"]["unchanged_304"] == 3
-    (item,) = second.items
+    # The feed says each page's status (issue 39): three short unchanged lines, one extracted page.
+    assert sorted(i["change"] for i in second.items) == ["changed", "unchanged", "unchanged", "unchanged"]
+    (item,) = [i for i in second.items if i["change"] == "changed"]
     assert item["url"].endswith("/usage.html") and "widgets and gadgets" in item["markdown"]
     assert not [s for s in CUSTOM_CHROME if s in item["markdown"]], item["markdown"]
     assert stats(second.output, "harvester/template/sampled_pages") == {"harvester/template/sampled_pages": 3}
