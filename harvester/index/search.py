@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 MODES = ("hybrid", "dense", "sparse")
 FUSIONS = ("score", "minmax", "rrf")
+LEVELS = ("page", "chunk")
 GROUPS = ("page", None)
 SORTS = ("relevance", "date")
 
@@ -60,6 +61,7 @@ class SearchTuning:
     fusion: str = "score"
     dense_weight: float = 1.0
     rrf_k: int = 10
+    level: str = "page"
 
 
 DEFAULT_TUNING = SearchTuning()
@@ -84,6 +86,8 @@ def search(
         raise ValueError(f"unknown grouping {group_by!r}: 'page' or None")
     if tuning.fusion not in FUSIONS:
         raise ValueError(f"unknown fusion {tuning.fusion!r}: one of {FUSIONS}")
+    if tuning.level not in LEVELS:
+        raise ValueError(f"unknown fusion level {tuning.level!r}: one of {LEVELS}")
     dense = embedder.encode([query], batch_size=1)[0].tolist() if mode != "sparse" else None
     sparse = sparse_query(query) if mode != "dense" else None
     # Only the first ``depth`` of each side are fused; the rest fill up to k results after
@@ -169,11 +173,43 @@ def rank(
     tail = [pair for pair in fuse(dense, sparse, tuning) if pair[0].id not in seen]
     if group_by != "page":
         return collapse([hit(c.payload, score) for c, score in head + tail], k)
-    results = group_pages(head, k, tuning)
+    if tuning.level == "page":
+        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, k, tuning)
+    else:
+        results = group_pages(head, k, tuning)
     if len(results) < k:
         have = {result["url"] for result in results}
         results += [r for r in group_pages(tail, k, tuning) if r["url"] not in have][:k - len(results)]
     return results
+
+
+def fuse_pages(
+    dense: list[Candidate], sparse: list[Candidate], fused: list[tuple[Candidate, float]], k: int,
+    tuning: SearchTuning = DEFAULT_TUNING,
+) -> list[dict[str, Any]]:
+    """Each half ranks pages from its own chunks (``page_ranking``), then the two page rankings are
+    fused as ``fuse`` fuses chunks: a page keeps the best evidence each half found for it, even when
+    the two halves found it in different chunks. A result's text is its page's best chunk in
+    ``fused`` (the chunk-level fusion)."""
+    pages = fuse(page_ranking(dense, tuning), page_ranking(sparse, tuning), tuning)
+    best: dict[str, Candidate] = {}
+    matches: dict[str, set[Any]] = {}
+    for candidate, _ in fused:
+        url = _page_key(candidate)
+        best.setdefault(url, candidate)
+        matches.setdefault(url, set()).add(candidate.id)
+    results = []
+    for page, score in pages[:k]:
+        result = hit(best[str(page.id)].payload, score)
+        result["matches"] = len(matches[str(page.id)])
+        results.append(result)
+    return results
+
+
+def page_ranking(side: list[Candidate], tuning: SearchTuning = DEFAULT_TUNING) -> list[Candidate]:
+    """One half's chunks as pages, best first: a page scores its best chunk plus ``page_weight``
+    times its next ``page_chunks`` best (as ``group_pages``); the page's id is its URL."""
+    return [Candidate(url, score) for url, score, _ in _pages([(c, c.score) for c in side], tuning)]
 
 
 def fuse(
@@ -211,22 +247,25 @@ def _side_scores(side: list[Candidate], kind: str, tuning: SearchTuning) -> list
 def group_pages(ranked: list[tuple[Candidate, float]], k: int, tuning: SearchTuning = DEFAULT_TUNING) -> list[dict[str, Any]]:
     """One result per page, best page first: its best chunk, scored with ``page_weight`` times its
     next ``page_chunks`` best chunks added; ``matches``: how many of its chunks were candidates."""
-    pages: dict[str, list[tuple[Candidate, float]]] = {}
-    for candidate, score in ranked:
-        url = _url(candidate.payload) or str(candidate.id)
-        pages.setdefault(url, []).append((candidate, score))
-    scored = []
-    for order, chunks in enumerate(pages.values()):
-        chunks.sort(key=lambda pair: -pair[1])
-        extra = sum(score for _, score in chunks[1:1 + tuning.page_chunks])
-        scored.append((chunks[0][1] + tuning.page_weight * extra, order, chunks))
-    scored.sort(key=lambda item: (-item[0], item[1]))
     results = []
-    for score, _, chunks in scored[:k]:
+    for _, score, chunks in _pages(ranked, tuning)[:k]:
         result = hit(chunks[0][0].payload, score)
         result["matches"] = len(chunks)
         results.append(result)
     return results
+
+
+def _pages(ranked: list[tuple[Candidate, float]], tuning: SearchTuning) -> list[tuple[str, float, list[tuple[Candidate, float]]]]:
+    pages: dict[str, list[tuple[Candidate, float]]] = {}
+    for candidate, score in ranked:
+        pages.setdefault(_page_key(candidate), []).append((candidate, score))
+    scored = []
+    for order, (url, chunks) in enumerate(pages.items()):
+        chunks.sort(key=lambda pair: -pair[1])
+        extra = sum(score for _, score in chunks[1:1 + tuning.page_chunks])
+        scored.append((chunks[0][1] + tuning.page_weight * extra, order, url, chunks))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [(url, score, chunks) for score, _, url, chunks in scored]
 
 
 def collapse(hits: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
@@ -243,6 +282,10 @@ def collapse(hits: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
 
 def _url(payload: dict[str, Any]) -> str | None:
     return (payload.get("metadata") or {}).get("source_url")
+
+
+def _page_key(candidate: Candidate) -> str:
+    return _url(candidate.payload) or str(candidate.id)
 
 
 def hit(payload: dict[str, Any], score: float) -> dict[str, Any]:
