@@ -19,8 +19,8 @@ uses. The toy whole-page BM25 of the question kit runs on the oracle pages (`mak
 and on the crawl's own feed. Latency: `search()` end to end (query embedding, both Qdrant queries,
 ranking), warm, in this process, on the in-memory copy.
 
-    .venv/bin/python bench/bench_retrieval.py [--corpora flask,scrapy,requests] [--grid]
-        [--encoders] [--workdir DIR] [--json-out FILE]
+    .venv/bin/python bench/bench_retrieval.py [--corpora flask,scrapy,requests,django] [--grid]
+        [--encoders] [--workdir DIR] [--json-out FILE [--update]]
 """
 
 from __future__ import annotations
@@ -254,12 +254,14 @@ def figures(nat: dict, head: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpora", default="flask,scrapy,requests")
+    parser.add_argument("--corpora", default="flask,scrapy,requests,django")
     parser.add_argument("--grid", action="store_true", help="also the grid over the ranking's knobs")
     parser.add_argument("--encoders", action="store_true", help="also compare the lexical encoders")
     parser.add_argument("--latency-repeats", type=int, default=2, help="0: no latency measurement")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--workdir", type=Path, help="keep each corpus's crawl here and reuse it")
+    parser.add_argument("--update", action="store_true",
+                        help="keep the other corpora of an existing --json-out, replace those measured")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     scorer_h = load_module("harvester_eval_score", EVAL / "score.py")
@@ -267,6 +269,8 @@ def main() -> None:
     toy = load_module("harvester_eval_toy", QUESTIONS / "toy_search.py")
     embedder = load_embedder(DEFAULT_MODEL)
     out: dict = {"corpora": {}}
+    if args.update and args.json_out and args.json_out.exists():
+        out = json.loads(args.json_out.read_text())
     for corpus in args.corpora.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             work = args.workdir / corpus if args.workdir else Path(tmp)

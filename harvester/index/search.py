@@ -6,19 +6,25 @@ How a query is answered, and why (the settings compared are in bench/results/ret
 1. **Candidates**: the ``depth`` best chunks by cosine similarity and the ``depth`` best by BM25,
    in one batch request to the store (``candidates``), narrowed by an optional scope (site, URL
    prefix, section). That is the only part that talks to the store.
-2. **Fusion** (``fuse``), by default ``score``: a chunk scores its cosine similarity plus
-   ``sparse_weight`` (0.4) times its BM25 score divided by the best BM25 score of the query. Cosine is
-   comparable from one query to the next, so it is used as it is; BM25 is not (it grows with the
-   query's length and rare words), so it is scaled to the query's best. A chunk absent from one
-   list gets nothing from that side. Min-max normalisation of both sides (the previous default)
+2. **Pages, on each side** (``page_ranking``): a question is about a page, and the chunks of a page
+   compete with one another otherwise. Each side groups its own candidates by page; a page scores
+   its best chunk plus ``page_weight`` times its next ``page_chunks`` best: a second good chunk is
+   evidence, while long pages cannot win by sheer number of mediocre chunks.
+3. **Fusion of the two page rankings** (``fuse_pages``), by default ``score``: a page scores its
+   dense page score plus ``sparse_weight`` (0.4) times its BM25 page score divided by the query's
+   best BM25 page score. Cosine is comparable from one query to the next, so it is used as it is;
+   BM25 is not (it grows with the query's length and rare words), so it is scaled to the query's
+   best. A page absent from one side's candidates gets nothing from that side. Fusing pages rather
+   than chunks keeps the best evidence each side found for a page even when the two sides found it
+   in different chunks (its meaning in one section, its words in another), so a page that both
+   sides rank first is ranked first; fusing chunks first (``level="chunk"``, then ``group_pages``)
+   let long pages whose chunks sit moderately in both lists climb over it. Min-max normalisation
    stretches the dense side's small differences into large ones; rank fusion (RRF) throws away how
-   sure each side is: both ranked worse on natural questions.
-3. **Pages** (``group_pages``): a question is about a page, and the chunks of a page compete with
-   one another otherwise. A page scores its best chunk plus ``page_weight`` times its next
-   ``page_chunks`` best: a second good chunk is evidence, while long pages cannot win by sheer
-   number of mediocre chunks. One result per page, its best chunk's text.
+   sure each side is: both ranked worse on natural questions. One result per page, its best chunk
+   by the chunk-level fusion (``fuse``).
 
-``group_by=None`` returns chunks instead, in fused order, identical texts collapsed.
+``group_by=None`` returns chunks instead, in the chunk-level fused order (cosine plus the weighted
+BM25 share of each chunk), identical texts collapsed.
 
 Dates: a scope's ``since``/``until`` keep the pages whose date (``published``, else ``modified``)
 falls in the range, in the store's filter, so the ``k`` results are the best of those pages.
@@ -52,7 +58,8 @@ SORTS = ("relevance", "date")
 class SearchTuning:
     """The knobs of the ranking (module docstring). ``fusion``: ``score`` (cosine + weighted
     BM25/best BM25), ``minmax`` (each side min-max normalised over its candidates, weighted sum)
-    or ``rrf`` (weighted reciprocal rank fusion, constant ``rrf_k``)."""
+    or ``rrf`` (weighted reciprocal rank fusion, constant ``rrf_k``). ``level``: what is fused when
+    results are pages: ``page`` (each side's page ranking) or ``chunk`` (chunks, then grouped)."""
 
     depth: int = 20
     sparse_weight: float = 0.4
