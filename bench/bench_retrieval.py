@@ -285,8 +285,18 @@ def main() -> None:
                                check=True, capture_output=True)
             queries = Queries(corpus, work, scorer_q, scorer_h)
             points = stored_points(work / "qdrant")
+            stored = {queries.match_q(p.payload["metadata"]["source_url"]) for p in points}
+            # A question none of whose answer pages is stored (a partial crawl) is not asked.
+            unanswerable = [q["id"] for q in queries.natural if not stored & {queries.match_q(a) for a in q["answers"]}]
+            queries.natural = [q for q in queries.natural if q["id"] not in unanswerable]
             record: dict = {"chunks": len(points), "pages": len({p.payload["metadata"]["source_url"] for p in points}),
-                            "natural": {}, "heading": {}, "grid": [], "encoders": {}}
+                            "natural": {}, "heading": {}, "grid": [], "encoders": {},
+                            "questions_without_a_stored_answer": unanswerable}
+            # With --update, the parts not measured this time stay as the previous run left them.
+            previous = out["corpora"].get(corpus, {})
+            kept = [part for part, skipped in (("encoders", not args.encoders), ("latency_ms", not args.latency_repeats),
+                                               ("grid", not args.grid)) if skipped and previous.get(part)]
+            record.update({part: previous[part] for part in kept}, kept_from_previous_run=kept)
             out["corpora"][corpus] = record
             print(f"== {corpus}: {record['pages']} pages, {record['chunks']} chunks", flush=True)
 
@@ -316,10 +326,9 @@ def main() -> None:
             # Latency of the default, warm, in this process: end to end through search(), and its
             # parts (query embedding, the two Qdrant queries, the ranking).
             texts = [q["query"] for q in queries.natural] + [q["query"] for q in queries.heading]
-            search(client, "harvester", embedder, texts[0], 10)
-            if not args.latency_repeats:
-                texts = []
             timings: dict[str, list[float]] = {"total": [], "embed": [], "qdrant": [], "rank": []}
+            if args.latency_repeats:
+                search(client, "harvester", embedder, texts[0], 10)
             for _ in range(args.latency_repeats):
                 for text in texts:
                     started = time.perf_counter()
@@ -335,13 +344,14 @@ def main() -> None:
                     timings["embed"].append(embedded - started)
                     timings["qdrant"].append(fetched - embedded)
                     timings["rank"].append(time.perf_counter() - fetched)
-            record["latency_ms"] = {part: {"p50": round(statistics.median(v) * 1000, 2),
-                                           "p95": round(sorted(v)[int(0.95 * (len(v) - 1))] * 1000, 2)}
-                                    for part, v in timings.items() if v}
-            record["latency_ms"]["n"] = len(timings["total"])
-            record["load_average"] = os.getloadavg()
-            print(f"{corpus:9} latency of the default (warm, in-process, ms): {record['latency_ms']}, "
-                  f"load average {record['load_average']}", flush=True)
+            if args.latency_repeats:
+                record["latency_ms"] = {part: {"p50": round(statistics.median(v) * 1000, 2),
+                                               "p95": round(sorted(v)[int(0.95 * (len(v) - 1))] * 1000, 2)}
+                                        for part, v in timings.items() if v}
+                record["latency_ms"]["n"] = len(timings["total"])
+                record["load_average"] = os.getloadavg()
+                print(f"{corpus:9} latency of the default (warm, in-process, ms): {record['latency_ms']}, "
+                      f"load average {record['load_average']}", flush=True)
 
             if args.grid:
                 for tuning in grid():

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.bench_retrieval import EVAL, KINDS, OWN_ROOTS, QUESTIONS, load_module, question_file
-from harvester.commands.search import Command, index_settings
+from harvester.commands.search import Command, index_settings, open_settings_store
 
 MODES = {"default": "hybrid", "dense": "dense", "sparse": "sparse"}
 
@@ -51,7 +51,16 @@ def main() -> None:
         match = scorer.common.norm_path if corpus in OWN_ROOTS else scorer.PathMatcher(corpus)
         settings = index_settings(get_project_settings())
         settings.set("HARVESTER_QDRANT_PATH", str(args.workdir / corpus / "qdrant"))
-        record: dict = {"questions": str(question_file(corpus).relative_to(REPO.parent)), "modes": {}}
+        store = open_settings_store(settings)
+        try:
+            stored = {match(point.payload["metadata"]["source_url"]) for point in store.points(settings.get("HARVESTER_QDRANT_COLLECTION"))}
+        finally:
+            store.close()
+        # A question none of whose answer pages is stored (a partial crawl) is not asked.
+        unanswerable = [q["id"] for q in questions if not stored & {match(a) for a in q["answers"]}]
+        questions = [q for q in questions if q["id"] not in unanswerable]
+        record: dict = {"questions": str(question_file(corpus).relative_to(REPO.parent)), "modes": {},
+                        "pages": len(stored), "questions_without_a_stored_answer": unanswerable}
         for label, mode in MODES.items():
             started = time.perf_counter()
             ranks: dict[str, list[int | None]] = {"all": []}
