@@ -1,5 +1,6 @@
-"""Hybrid ranking at the page level: each half ranks pages, then the page rankings are fused, so the
-hybrid never loses a page that both halves put first. Pure, in-process candidates."""
+"""Hybrid ranking at the page level: each half ranks pages, then the page rankings are fused (with the
+chunk-level fusion's page score added by default), and the hybrid never loses a page that both
+halves put first. Pure, in-process candidates."""
 
 from __future__ import annotations
 
@@ -31,9 +32,11 @@ def test_a_page_both_halves_rank_first_stays_first():
     assert page_ranking(sparse)[0].id == "http://h/answer.html"
     results = rank(dense, sparse, 5)
     assert [r["url"] for r in results] == ["http://h/answer.html", "http://h/long.html"]
-    # Cosine of the answer page's best dense chunk plus its full BM25 share.
-    assert results[0]["score"] == pytest.approx(0.75 + 0.4 * 1.0, abs=1e-4)
     assert results[0]["matches"] == 2 and results[1]["matches"] == 3
+    # Page level alone: cosine of the answer page's best dense chunk plus its full BM25 share.
+    pages = rank(dense, sparse, 5, SearchTuning(level="page"))
+    assert [r["url"] for r in pages] == ["http://h/answer.html", "http://h/long.html"]
+    assert pages[0]["score"] == pytest.approx(0.75 + 0.4 * 1.0, abs=1e-4)
     # Fusing chunks first lets the long page's chunks found by both halves climb over it.
     chunk_level = rank(dense, sparse, 5, SearchTuning(level="chunk"))
     assert chunk_level[0]["url"] == "http://h/long.html"
@@ -57,8 +60,9 @@ def random_sides(rng: random.Random) -> tuple[list[Candidate], list[Candidate]]:
     return dense, sparse
 
 
-@pytest.mark.parametrize("tuning", [SearchTuning(), SearchTuning(fusion="minmax"), SearchTuning(fusion="rrf"),
-                                    SearchTuning(page_weight=0.0), SearchTuning(sparse_weight=1.5, page_chunks=2)])
+@pytest.mark.parametrize("tuning", [SearchTuning(), SearchTuning(level="page"), SearchTuning(fusion="minmax"),
+                                    SearchTuning(fusion="rrf"), SearchTuning(page_weight=0.0),
+                                    SearchTuning(sparse_weight=1.5, page_chunks=2, level="page")])
 def test_fusion_never_demotes_a_page_both_halves_put_first(tuning):
     rng = random.Random(38)
     agreed = 0
@@ -74,5 +78,5 @@ def test_fusion_never_demotes_a_page_both_halves_put_first(tuning):
 
 def test_one_half_alone_ranks_pages_as_before():
     dense, _ = answer_and_long_page()
-    for tuning in (SearchTuning(), SearchTuning(level="chunk")):
+    for tuning in (SearchTuning(), SearchTuning(level="page"), SearchTuning(level="chunk")):
         assert [r["url"] for r in rank(dense, [], 5, tuning)] == ["http://h/answer.html", "http://h/long.html"]

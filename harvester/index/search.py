@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 MODES = ("hybrid", "dense", "sparse")
 FUSIONS = ("score", "minmax", "rrf")
-LEVELS = ("page", "chunk")
+LEVELS = ("both", "page", "chunk")
 GROUPS = ("page", None)
 SORTS = ("relevance", "date")
 
@@ -68,7 +68,7 @@ class SearchTuning:
     fusion: str = "score"
     dense_weight: float = 1.0
     rrf_k: int = 10
-    level: str = "page"
+    level: str = "both"
 
 
 DEFAULT_TUNING = SearchTuning()
@@ -180,10 +180,10 @@ def rank(
     tail = [pair for pair in fuse(dense, sparse, tuning) if pair[0].id not in seen]
     if group_by != "page":
         return collapse([hit(c.payload, score) for c, score in head + tail], k)
-    if tuning.level == "page":
-        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, k, tuning)
-    else:
+    if tuning.level == "chunk":
         results = group_pages(head, k, tuning)
+    else:
+        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, k, tuning)
     if len(results) < k:
         have = {result["url"] for result in results}
         results += [r for r in group_pages(tail, k, tuning) if r["url"] not in have][:k - len(results)]
@@ -196,19 +196,29 @@ def fuse_pages(
 ) -> list[dict[str, Any]]:
     """Each half ranks pages from its own chunks (``page_ranking``), then the two page rankings are
     fused as ``fuse`` fuses chunks: a page keeps the best evidence each half found for it, even when
-    the two halves found it in different chunks. A result's text is its page's best chunk in
-    ``fused`` (the chunk-level fusion)."""
-    pages = fuse(page_ranking(dense, tuning), page_ranking(sparse, tuning), tuning)
+    the halves found it in different chunks. With ``level="both"`` a page also adds its score from
+    the chunk-level fusion ``fused`` grouped by page (``group_pages``: one chunk that both halves
+    found), and a page that both halves rank first is ranked first. A result's text is its page's
+    best chunk in ``fused``."""
+    dense_pages, sparse_pages = page_ranking(dense, tuning), page_ranking(sparse, tuning)
+    scores = {str(page.id): score for page, score in fuse(dense_pages, sparse_pages, tuning)}
     best: dict[str, Candidate] = {}
     matches: dict[str, set[Any]] = {}
     for candidate, _ in fused:
         url = _page_key(candidate)
         best.setdefault(url, candidate)
         matches.setdefault(url, set()).add(candidate.id)
+    if tuning.level == "both":
+        for url, score, _ in _pages(fused, tuning):
+            scores[url] += score
+    order = sorted(scores, key=lambda url: -scores[url])
+    if dense_pages and sparse_pages and dense_pages[0].id == sparse_pages[0].id:
+        order.remove(str(dense_pages[0].id))
+        order.insert(0, str(dense_pages[0].id))
     results = []
-    for page, score in pages[:k]:
-        result = hit(best[str(page.id)].payload, score)
-        result["matches"] = len(matches[str(page.id)])
+    for url in order[:k]:
+        result = hit(best[url].payload, scores[url])
+        result["matches"] = len(matches[url])
         results.append(result)
     return results
 
