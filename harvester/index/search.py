@@ -10,18 +10,21 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    compete with one another otherwise. Each side groups its own candidates by page; a page scores
    its best chunk plus ``page_weight`` times its next ``page_chunks`` best: a second good chunk is
    evidence, while long pages cannot win by sheer number of mediocre chunks.
-3. **Fusion of the two page rankings** (``fuse_pages``), by default ``score``: a page scores its
-   dense page score plus ``sparse_weight`` (0.4) times its BM25 page score divided by the query's
-   best BM25 page score. Cosine is comparable from one query to the next, so it is used as it is;
-   BM25 is not (it grows with the query's length and rare words), so it is scaled to the query's
-   best. A page absent from one side's candidates gets nothing from that side. Fusing pages rather
-   than chunks keeps the best evidence each side found for a page even when the two sides found it
-   in different chunks (its meaning in one section, its words in another), so a page that both
-   sides rank first is ranked first; fusing chunks first (``level="chunk"``, then ``group_pages``)
-   let long pages whose chunks sit moderately in both lists climb over it. Min-max normalisation
-   stretches the dense side's small differences into large ones; rank fusion (RRF) throws away how
-   sure each side is: both ranked worse on natural questions. One result per page, its best chunk
-   by the chunk-level fusion (``fuse``).
+3. **Fusion** (``fuse_pages``), by default ``score``: the two page rankings are fused: a page scores
+   its dense page score plus ``sparse_weight`` (0.4) times its BM25 page score divided by the
+   query's best BM25 page score. Cosine is comparable from one query to the next, so it is used as
+   it is; BM25 is not (it grows with the query's length and rare words), so it is scaled to the
+   query's best. This keeps the best evidence each side found for a page even when the two sides
+   found it in different chunks (its meaning in one section, its words in another). To it is added
+   the page's score when chunks are fused first (``fuse``: a chunk's cosine plus its weighted BM25
+   share, then ``group_pages``): one chunk that both sides find is evidence too. A page that both
+   sides rank first is ranked first, whatever the sum says: fusing chunks alone
+   (``level="chunk"``, the previous default) let long pages whose chunks sit moderately in both
+   lists climb over it; fusing pages alone (``level="page"``) lost the one-chunk agreement and
+   ranked worse on natural questions. A page absent from one side's candidates gets nothing from
+   that side. Min-max normalisation stretches the dense side's small differences into large ones;
+   rank fusion (RRF) throws away how sure each side is: both ranked worse. One result per page, its
+   best chunk by the chunk-level fusion.
 
 ``group_by=None`` returns chunks instead, in the chunk-level fused order (cosine plus the weighted
 BM25 share of each chunk), identical texts collapsed.
@@ -59,7 +62,8 @@ class SearchTuning:
     """The knobs of the ranking (module docstring). ``fusion``: ``score`` (cosine + weighted
     BM25/best BM25), ``minmax`` (each side min-max normalised over its candidates, weighted sum)
     or ``rrf`` (weighted reciprocal rank fusion, constant ``rrf_k``). ``level``: what is fused when
-    results are pages: ``page`` (each side's page ranking) or ``chunk`` (chunks, then grouped)."""
+    results are pages: ``both`` (each side's page ranking, plus the chunk-level page score),
+    ``page`` (the page rankings only) or ``chunk`` (chunks, then grouped)."""
 
     depth: int = 20
     sparse_weight: float = 0.4
