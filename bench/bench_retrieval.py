@@ -234,8 +234,8 @@ def configurations() -> list[tuple[str, str, SearchTuning, str | None]]:
         ("previous fusion, pages", "hybrid", replace(BEFORE, page_weight=DEFAULT_TUNING.page_weight), "page"),
         ("RRF k=10, pages", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0), "page"),
         ("chunk-level fusion, then pages (before)", "hybrid", replace(DEFAULT_TUNING, level="chunk"), "page"),
+        ("page-level fusion only", "hybrid", replace(DEFAULT_TUNING, level="page"), "page"),
         ("page-level RRF k=10", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0, level="page"), "page"),
-        ("page-level min-max", "hybrid", SearchTuning(fusion="minmax", sparse_weight=0.4, level="page"), "page"),
     ]
 
 
