@@ -8,7 +8,7 @@ process of its own; `score_questions.py --search-cmd` gives the same ranks, slow
 per question. Crawls: `bench_retrieval.py --workdir DIR` leaves DIR/CORPUS/qdrant.
 
     .venv/bin/python bench/bench_search_modes.py --workdir DIR [--corpora flask,scrapy,requests,django]
-        [--json-out bench/results/search_modes.json]
+        [--json-out bench/results/search_modes.json [--update]]
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--corpora", default="flask,scrapy,requests,django")
     parser.add_argument("--workdir", type=Path, required=True)
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--update", action="store_true", help="keep the other corpora of an existing --json-out")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from scrapy.utils.project import get_project_settings
@@ -46,6 +47,8 @@ def main() -> None:
     scorer = load_module("harvester_eval_questions", QUESTIONS / "score_questions.py")
     assert EVAL.exists()
     out: dict = {"corpora": {}}
+    if args.update and args.json_out and args.json_out.exists():
+        out = json.loads(args.json_out.read_text())
     for corpus in args.corpora.split(","):
         questions = scorer.load_questions(str(question_file(corpus)))
         match = scorer.common.norm_path if corpus in OWN_ROOTS else scorer.PathMatcher(corpus)
