@@ -19,8 +19,8 @@ uses. The toy whole-page BM25 of the question kit runs on the oracle pages (`mak
 and on the crawl's own feed. Latency: `search()` end to end (query embedding, both Qdrant queries,
 ranking), warm, in this process, on the in-memory copy.
 
-    .venv/bin/python bench/bench_retrieval.py [--corpora flask,scrapy,requests] [--grid]
-        [--encoders] [--workdir DIR] [--json-out FILE]
+    .venv/bin/python bench/bench_retrieval.py [--corpora flask,scrapy,requests,django] [--grid]
+        [--encoders] [--workdir DIR] [--json-out FILE [--update]]
 """
 
 from __future__ import annotations
@@ -56,6 +56,10 @@ from tests.crawl import cli_crawl as crawl
 from tests.servers.sitesrv import SiteServer
 
 QUESTIONS = EVAL / "questions"
+# Corpora with a question set of this repository (no ground truth of the kit: no heading queries, no
+# oracle pages; answers matched on normalised paths).
+OWN_QUESTIONS = REPO / "bench" / "questions"
+OWN_ROOTS = {"django": "/usr/share/doc/python-django-doc/html"}
 KINDS = ("howto", "concept", "error", "api", "comparison", "hard")
 
 
@@ -150,16 +154,25 @@ def in_memory_index(points, dense_name: str, document_vector):  # type: ignore[n
 
 # --- scoring ----------------------------------------------------------------------------------------
 
+def question_file(corpus: str) -> Path:
+    own = OWN_QUESTIONS / f"{corpus}.jsonl"
+    return own if own.exists() else QUESTIONS / f"{corpus}.jsonl"
+
+
 class Queries:
     def __init__(self, corpus: str, work: Path, scorer_q, scorer_h) -> None:  # type: ignore[no-untyped-def]
-        self.natural = scorer_q.load_questions(str(QUESTIONS / f"{corpus}.jsonl"))
+        self.natural = scorer_q.load_questions(str(question_file(corpus)))
+        self.sq = scorer_q
+        self.heading = []
+        if corpus in OWN_ROOTS:
+            self.match_q = scorer_q.common.norm_path
+            return
         self.heading = [json.loads(line) for line in (work / "q.jsonl").read_text().splitlines()]
         self.match_q = scorer_q.PathMatcher(corpus)
         meta = json.loads((EVAL / "truth" / f"{corpus}.meta.json").read_text())
         truth = [json.loads(line) for line in (EVAL / "truth" / f"{corpus}.jsonl").read_text().splitlines()]
         known = {page["url"] for page in truth}
         self.match_h = lambda url: scorer_h.match_path(url, meta.get("aliases", {}), known)
-        self.sq = scorer_q
 
     def score_natural(self, url_lists: list[list[str]]) -> dict:
         ranks, by_kind = [], {}
@@ -177,8 +190,8 @@ class Queries:
         for query, urls in zip(self.heading, url_lists, strict=True):
             paths = [self.match_h(u) for u in urls[:5]]
             ranks.append(paths.index(query["expected"]) + 1 if query["expected"] in paths else None)
-        n = len(ranks)
-        return {"all": {"n": n, "r1": round(sum(r == 1 for r in ranks) / n, 4),
+        n = len(ranks) or 1
+        return {"all": {"n": len(ranks), "r1": round(sum(r == 1 for r in ranks) / n, 4),
                         "r5": round(sum(r is not None for r in ranks) / n, 4),
                         "mrr": round(sum(1 / r for r in ranks if r) / n, 4)}}
 
@@ -220,6 +233,9 @@ def configurations() -> list[tuple[str, str, SearchTuning, str | None]]:
         ("previous default (min-max, w 1.5, chunks)", "hybrid", BEFORE, None),
         ("previous fusion, pages", "hybrid", replace(BEFORE, page_weight=DEFAULT_TUNING.page_weight), "page"),
         ("RRF k=10, pages", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0), "page"),
+        ("chunk-level fusion, then pages (before)", "hybrid", replace(DEFAULT_TUNING, level="chunk"), "page"),
+        ("page-level fusion only", "hybrid", replace(DEFAULT_TUNING, level="page"), "page"),
+        ("page-level RRF k=10", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0, level="page"), "page"),
     ]
 
 
@@ -232,17 +248,20 @@ def grid() -> list[SearchTuning]:
 
 def figures(nat: dict, head: dict) -> str:
     n, h = nat["all"], head["all"]
-    return f"nat r1 {n['r1']:.3f} r5 {n['r5']:.3f} r10 {n['r10']:.3f} mrr {n['mrr']:.3f} | head r5 {h['r5']:.3f} mrr {h['mrr']:.3f}"
+    heading = f"head r5 {h['r5']:.3f} mrr {h['mrr']:.3f}" if h["n"] else "no heading queries"
+    return f"nat r1 {n['r1']:.3f} r5 {n['r5']:.3f} r10 {n['r10']:.3f} mrr {n['mrr']:.3f} | {heading}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpora", default="flask,scrapy,requests")
+    parser.add_argument("--corpora", default="flask,scrapy,requests,django")
     parser.add_argument("--grid", action="store_true", help="also the grid over the ranking's knobs")
     parser.add_argument("--encoders", action="store_true", help="also compare the lexical encoders")
     parser.add_argument("--latency-repeats", type=int, default=2, help="0: no latency measurement")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--workdir", type=Path, help="keep each corpus's crawl here and reuse it")
+    parser.add_argument("--update", action="store_true",
+                        help="keep the other corpora of an existing --json-out, replace those measured")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     scorer_h = load_module("harvester_eval_score", EVAL / "score.py")
@@ -250,31 +269,44 @@ def main() -> None:
     toy = load_module("harvester_eval_toy", QUESTIONS / "toy_search.py")
     embedder = load_embedder(DEFAULT_MODEL)
     out: dict = {"corpora": {}}
+    if args.update and args.json_out and args.json_out.exists():
+        out = json.loads(args.json_out.read_text())
     for corpus in args.corpora.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             work = args.workdir / corpus if args.workdir else Path(tmp)
             work.mkdir(parents=True, exist_ok=True)
             if not (work / "pages.jsonl").exists() or not (work / "qdrant").exists():
-                with SiteServer(root=Path(ROOTS[corpus])) as server:
+                with SiteServer(root=Path({**ROOTS, **OWN_ROOTS}[corpus])) as server:
                     result = crawl("docs", server.url, work, timeout=7200)
                 assert result.returncode == 0, result.output[-2000:]
-            if not (work / "q.jsonl").exists():
+            if corpus not in OWN_ROOTS and not (work / "q.jsonl").exists():
                 subprocess.run([sys.executable, str(EVAL / "score.py"), corpus, str(work / "pages.jsonl"),
                                 "--queries-out", str(work / "q.jsonl"), "--max-queries", "100"],
                                check=True, capture_output=True)
             queries = Queries(corpus, work, scorer_q, scorer_h)
             points = stored_points(work / "qdrant")
+            stored = {queries.match_q(p.payload["metadata"]["source_url"]) for p in points}
+            # A question none of whose answer pages is stored (a partial crawl) is not asked.
+            unanswerable = [q["id"] for q in queries.natural if not stored & {queries.match_q(a) for a in q["answers"]}]
+            queries.natural = [q for q in queries.natural if q["id"] not in unanswerable]
             record: dict = {"chunks": len(points), "pages": len({p.payload["metadata"]["source_url"] for p in points}),
-                            "natural": {}, "heading": {}, "grid": [], "encoders": {}}
+                            "natural": {}, "heading": {}, "grid": [], "encoders": {},
+                            "questions_without_a_stored_answer": unanswerable}
+            # With --update, the parts not measured this time stay as the previous run left them.
+            previous = out["corpora"].get(corpus, {})
+            kept = [part for part, skipped in (("encoders", not args.encoders), ("latency_ms", not args.latency_repeats),
+                                               ("grid", not args.grid)) if skipped and previous.get(part)]
+            record.update({part: previous[part] for part in kept}, kept_from_previous_run=kept)
             out["corpora"][corpus] = record
             print(f"== {corpus}: {record['pages']} pages, {record['chunks']} chunks", flush=True)
 
             # The toy whole-page BM25: oracle pages, and the crawl's own feed.
             oracle = work / "toy-pages.jsonl"
-            if not oracle.exists():
+            if corpus not in OWN_ROOTS and not oracle.exists():
                 subprocess.run([sys.executable, str(QUESTIONS / "make_toy_index.py"), corpus, str(oracle)],
                                check=True, capture_output=True)
-            for label, pages in (("toy BM25, oracle pages", oracle), ("toy BM25, crawled pages", work / "pages.jsonl")):
+            toys = [("toy BM25, oracle pages", oracle)] if corpus not in OWN_ROOTS else []
+            for label, pages in [*toys, ("toy BM25, crawled pages", work / "pages.jsonl")]:
                 index = toy.build(str(pages))
                 nat = queries.score_natural(toy_urls(toy, index, [q["query"] for q in queries.natural]))
                 head = queries.score_heading(toy_urls(toy, index, [q["query"] for q in queries.heading]))
@@ -294,10 +326,9 @@ def main() -> None:
             # Latency of the default, warm, in this process: end to end through search(), and its
             # parts (query embedding, the two Qdrant queries, the ranking).
             texts = [q["query"] for q in queries.natural] + [q["query"] for q in queries.heading]
-            search(client, "harvester", embedder, texts[0], 10)
-            if not args.latency_repeats:
-                texts = []
             timings: dict[str, list[float]] = {"total": [], "embed": [], "qdrant": [], "rank": []}
+            if args.latency_repeats:
+                search(client, "harvester", embedder, texts[0], 10)
             for _ in range(args.latency_repeats):
                 for text in texts:
                     started = time.perf_counter()
@@ -313,13 +344,14 @@ def main() -> None:
                     timings["embed"].append(embedded - started)
                     timings["qdrant"].append(fetched - embedded)
                     timings["rank"].append(time.perf_counter() - fetched)
-            record["latency_ms"] = {part: {"p50": round(statistics.median(v) * 1000, 2),
-                                           "p95": round(sorted(v)[int(0.95 * (len(v) - 1))] * 1000, 2)}
-                                    for part, v in timings.items() if v}
-            record["latency_ms"]["n"] = len(timings["total"])
-            record["load_average"] = os.getloadavg()
-            print(f"{corpus:9} latency of the default (warm, in-process, ms): {record['latency_ms']}, "
-                  f"load average {record['load_average']}", flush=True)
+            if args.latency_repeats:
+                record["latency_ms"] = {part: {"p50": round(statistics.median(v) * 1000, 2),
+                                               "p95": round(sorted(v)[int(0.95 * (len(v) - 1))] * 1000, 2)}
+                                        for part, v in timings.items() if v}
+                record["latency_ms"]["n"] = len(timings["total"])
+                record["load_average"] = os.getloadavg()
+                print(f"{corpus:9} latency of the default (warm, in-process, ms): {record['latency_ms']}, "
+                      f"load average {record['load_average']}", flush=True)
 
             if args.grid:
                 for tuning in grid():
@@ -341,10 +373,33 @@ def main() -> None:
                         record["encoders"][f"{label}, {mode}"] = {"natural": nat, "heading": head}
                         print(f"{corpus:9} encoder {label + ', ' + mode:36} {figures(nat, head)}", flush=True)
                     variant.close()
+    print_kinds(out)
     if args.grid:
         print_grid(out)
     if args.json_out:
         args.json_out.write_text(json.dumps(out, indent=1))
+
+
+HALVES = ("dense", "sparse")
+DEFAULT_LABEL = "**default** (hybrid, pages)"
+
+
+def print_kinds(out: dict) -> None:
+    """Per corpus: R@1/R@5/R@10/MRR of the default and of each half, overall and per question kind;
+    and whether the default is at least as good as the better half in R@5 and MRR."""
+    for corpus, record in out["corpora"].items():
+        natural = record["natural"]
+        print(f"\n{corpus}: | kind | n | " + " | ".join(f"{m} R@1 / R@5 / R@10 / MRR" for m in (DEFAULT_LABEL, *HALVES)) + " |")
+        for kind in ("all", *KINDS):
+            if kind not in natural[DEFAULT_LABEL]:
+                continue
+            cells = [natural[label][kind] for label in (DEFAULT_LABEL, *HALVES)]
+            print(f"| {kind} | {cells[0]['n']} | " + " | ".join(
+                f"{c['r1']:.3f} / {c['r5']:.3f} / {c['r10']:.3f} / {c['mrr']:.3f}" for c in cells) + " |")
+        best = {metric: max(natural[label]["all"][metric] for label in HALVES) for metric in ("r5", "mrr")}
+        ok = all(natural[DEFAULT_LABEL]["all"][metric] >= value for metric, value in best.items())
+        record["default_at_least_the_better_half"] = ok
+        print(f"{corpus}: default >= better half in R@5 and MRR: {'yes' if ok else 'no'}")
 
 
 def print_grid(out: dict) -> None:
@@ -365,9 +420,9 @@ def print_grid(out: dict) -> None:
 def targets_hold(corpus: str, cell: dict, record: dict) -> bool:
     """Issue 15's targets: natural r5 >= 0.92 and MRR >= 0.80 (flask, scrapy); natural MRR 0.05 above
     the toy BM25 on the oracle pages; heading r5 >= 0.95 and MRR >= 0.85."""
-    toy = record["natural"]["toy BM25, oracle pages"]["all"]["mrr"]
+    toy = record["natural"].get("toy BM25, oracle pages", record["natural"]["toy BM25, crawled pages"])["all"]["mrr"]
     nat, head = cell["natural"], cell["heading"]
-    ok = nat["mrr"] >= toy + 0.05 and head["r5"] >= 0.95 and head["mrr"] >= 0.85
+    ok = nat["mrr"] >= toy + 0.05 and (not head["n"] or (head["r5"] >= 0.95 and head["mrr"] >= 0.85))
     if corpus in ("flask", "scrapy"):
         ok = ok and nat["r5"] >= 0.92 and nat["mrr"] >= 0.80
     return ok

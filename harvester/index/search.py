@@ -6,19 +6,28 @@ How a query is answered, and why (the settings compared are in bench/results/ret
 1. **Candidates**: the ``depth`` best chunks by cosine similarity and the ``depth`` best by BM25,
    in one batch request to the store (``candidates``), narrowed by an optional scope (site, URL
    prefix, section). That is the only part that talks to the store.
-2. **Fusion** (``fuse``), by default ``score``: a chunk scores its cosine similarity plus
-   ``sparse_weight`` (0.4) times its BM25 score divided by the best BM25 score of the query. Cosine is
-   comparable from one query to the next, so it is used as it is; BM25 is not (it grows with the
-   query's length and rare words), so it is scaled to the query's best. A chunk absent from one
-   list gets nothing from that side. Min-max normalisation of both sides (the previous default)
-   stretches the dense side's small differences into large ones; rank fusion (RRF) throws away how
-   sure each side is: both ranked worse on natural questions.
-3. **Pages** (``group_pages``): a question is about a page, and the chunks of a page compete with
-   one another otherwise. A page scores its best chunk plus ``page_weight`` times its next
-   ``page_chunks`` best: a second good chunk is evidence, while long pages cannot win by sheer
-   number of mediocre chunks. One result per page, its best chunk's text.
+2. **Pages, on each side** (``page_ranking``): a question is about a page, and the chunks of a page
+   compete with one another otherwise. Each side groups its own candidates by page; a page scores
+   its best chunk plus ``page_weight`` times its next ``page_chunks`` best: a second good chunk is
+   evidence, while long pages cannot win by sheer number of mediocre chunks.
+3. **Fusion** (``fuse_pages``), by default ``score``: the two page rankings are fused: a page scores
+   its dense page score plus ``sparse_weight`` (0.4) times its BM25 page score divided by the
+   query's best BM25 page score. Cosine is comparable from one query to the next, so it is used as
+   it is; BM25 is not (it grows with the query's length and rare words), so it is scaled to the
+   query's best. This keeps the best evidence each side found for a page even when the two sides
+   found it in different chunks (its meaning in one section, its words in another). To it is added
+   the page's score when chunks are fused first (``fuse``: a chunk's cosine plus its weighted BM25
+   share, then ``group_pages``): one chunk that both sides find is evidence too. A page that both
+   sides rank first is ranked first, whatever the sum says: fusing chunks alone
+   (``level="chunk"``, the previous default) let long pages whose chunks sit moderately in both
+   lists climb over it; fusing pages alone (``level="page"``) lost the one-chunk agreement and
+   ranked worse on natural questions. A page absent from one side's candidates gets nothing from
+   that side. Min-max normalisation stretches the dense side's small differences into large ones;
+   rank fusion (RRF) throws away how sure each side is: both ranked worse. One result per page, its
+   best chunk by the chunk-level fusion.
 
-``group_by=None`` returns chunks instead, in fused order, identical texts collapsed.
+``group_by=None`` returns chunks instead, in the chunk-level fused order (cosine plus the weighted
+BM25 share of each chunk), identical texts collapsed.
 
 Versions: a scope's ``version`` keeps the pages whose ``versions`` hold it. Without one, each
 source (site) that stores several docs versions answers from its newest stable one
@@ -48,6 +57,7 @@ if TYPE_CHECKING:
 
 MODES = ("hybrid", "dense", "sparse")
 FUSIONS = ("score", "minmax", "rrf")
+LEVELS = ("both", "page", "chunk")
 GROUPS = ("page", None)
 SORTS = ("relevance", "date")
 
@@ -56,7 +66,9 @@ SORTS = ("relevance", "date")
 class SearchTuning:
     """The knobs of the ranking (module docstring). ``fusion``: ``score`` (cosine + weighted
     BM25/best BM25), ``minmax`` (each side min-max normalised over its candidates, weighted sum)
-    or ``rrf`` (weighted reciprocal rank fusion, constant ``rrf_k``)."""
+    or ``rrf`` (weighted reciprocal rank fusion, constant ``rrf_k``). ``level``: what is fused when
+    results are pages: ``both`` (each side's page ranking, plus the chunk-level page score),
+    ``page`` (the page rankings only) or ``chunk`` (chunks, then grouped)."""
 
     depth: int = 20
     sparse_weight: float = 0.4
@@ -65,6 +77,7 @@ class SearchTuning:
     fusion: str = "score"
     dense_weight: float = 1.0
     rrf_k: int = 10
+    level: str = "both"
 
 
 DEFAULT_TUNING = SearchTuning()
@@ -89,6 +102,8 @@ def search(
         raise ValueError(f"unknown grouping {group_by!r}: 'page' or None")
     if tuning.fusion not in FUSIONS:
         raise ValueError(f"unknown fusion {tuning.fusion!r}: one of {FUSIONS}")
+    if tuning.level not in LEVELS:
+        raise ValueError(f"unknown fusion level {tuning.level!r}: one of {LEVELS}")
     dense = embedder.encode([query], batch_size=1)[0].tolist() if mode != "sparse" else None
     sparse = sparse_query(query) if mode != "dense" else None
     # Only the first ``depth`` of each side are fused; the rest fill up to k results after
@@ -246,11 +261,53 @@ def rank(
     tail = [pair for pair in fuse(dense, sparse, tuning) if pair[0].id not in seen]
     if group_by != "page":
         return collapse([hit(c.payload, score) for c, score in head + tail], k)
-    results = group_pages(head, k, tuning)
+    if tuning.level == "chunk":
+        results = group_pages(head, k, tuning)
+    else:
+        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, k, tuning)
     if len(results) < k:
         have = {result["url"] for result in results}
         results += [r for r in group_pages(tail, k, tuning) if r["url"] not in have][:k - len(results)]
     return results
+
+
+def fuse_pages(
+    dense: list[Candidate], sparse: list[Candidate], fused: list[tuple[Candidate, float]], k: int,
+    tuning: SearchTuning = DEFAULT_TUNING,
+) -> list[dict[str, Any]]:
+    """Each half ranks pages from its own chunks (``page_ranking``), then the two page rankings are
+    fused as ``fuse`` fuses chunks: a page keeps the best evidence each half found for it, even when
+    the halves found it in different chunks. With ``level="both"`` a page also adds its score from
+    the chunk-level fusion ``fused`` grouped by page (``group_pages``: one chunk that both halves
+    found), and a page that both halves rank first is ranked first. A result's text is its page's
+    best chunk in ``fused``."""
+    dense_pages, sparse_pages = page_ranking(dense, tuning), page_ranking(sparse, tuning)
+    scores = {str(page.id): score for page, score in fuse(dense_pages, sparse_pages, tuning)}
+    best: dict[str, Candidate] = {}
+    matches: dict[str, set[Any]] = {}
+    for candidate, _ in fused:
+        url = _page_key(candidate)
+        best.setdefault(url, candidate)
+        matches.setdefault(url, set()).add(candidate.id)
+    if tuning.level == "both":
+        for url, score, _ in _pages(fused, tuning):
+            scores[url] += score
+    order = sorted(scores, key=lambda url: -scores[url])
+    if dense_pages and sparse_pages and dense_pages[0].id == sparse_pages[0].id:
+        order.remove(str(dense_pages[0].id))
+        order.insert(0, str(dense_pages[0].id))
+    results = []
+    for url in order[:k]:
+        result = hit(best[url].payload, scores[url])
+        result["matches"] = len(matches[url])
+        results.append(result)
+    return results
+
+
+def page_ranking(side: list[Candidate], tuning: SearchTuning = DEFAULT_TUNING) -> list[Candidate]:
+    """One half's chunks as pages, best first: a page scores its best chunk plus ``page_weight``
+    times its next ``page_chunks`` best (as ``group_pages``); the page's id is its URL."""
+    return [Candidate(url, score) for url, score, _ in _pages([(c, c.score) for c in side], tuning)]
 
 
 def fuse(
@@ -288,22 +345,25 @@ def _side_scores(side: list[Candidate], kind: str, tuning: SearchTuning) -> list
 def group_pages(ranked: list[tuple[Candidate, float]], k: int, tuning: SearchTuning = DEFAULT_TUNING) -> list[dict[str, Any]]:
     """One result per page, best page first: its best chunk, scored with ``page_weight`` times its
     next ``page_chunks`` best chunks added; ``matches``: how many of its chunks were candidates."""
-    pages: dict[str, list[tuple[Candidate, float]]] = {}
-    for candidate, score in ranked:
-        url = _url(candidate.payload) or str(candidate.id)
-        pages.setdefault(url, []).append((candidate, score))
-    scored = []
-    for order, chunks in enumerate(pages.values()):
-        chunks.sort(key=lambda pair: -pair[1])
-        extra = sum(score for _, score in chunks[1:1 + tuning.page_chunks])
-        scored.append((chunks[0][1] + tuning.page_weight * extra, order, chunks))
-    scored.sort(key=lambda item: (-item[0], item[1]))
     results = []
-    for score, _, chunks in scored[:k]:
+    for _, score, chunks in _pages(ranked, tuning)[:k]:
         result = hit(chunks[0][0].payload, score)
         result["matches"] = len(chunks)
         results.append(result)
     return results
+
+
+def _pages(ranked: list[tuple[Candidate, float]], tuning: SearchTuning) -> list[tuple[str, float, list[tuple[Candidate, float]]]]:
+    pages: dict[str, list[tuple[Candidate, float]]] = {}
+    for candidate, score in ranked:
+        pages.setdefault(_page_key(candidate), []).append((candidate, score))
+    scored = []
+    for order, (url, chunks) in enumerate(pages.items()):
+        chunks.sort(key=lambda pair: -pair[1])
+        extra = sum(score for _, score in chunks[1:1 + tuning.page_chunks])
+        scored.append((chunks[0][1] + tuning.page_weight * extra, order, url, chunks))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [(url, score, chunks) for score, _, url, chunks in scored]
 
 
 def collapse(hits: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
@@ -320,6 +380,10 @@ def collapse(hits: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
 
 def _url(payload: dict[str, Any]) -> str | None:
     return (payload.get("metadata") or {}).get("source_url")
+
+
+def _page_key(candidate: Candidate) -> str:
+    return _url(candidate.payload) or str(candidate.id)
 
 
 def hit(payload: dict[str, Any], score: float) -> dict[str, Any]:
