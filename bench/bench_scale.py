@@ -72,15 +72,18 @@ def redis_sizes(count: int, workdir: Path) -> dict[str, float]:
 
 def payload_sizes(workdir: Path) -> dict[str, float]:
     from harvester.index.lexical import document_vector
-    from harvester.index.store import chunk_payload
+    from harvester.index.store import page_payloads
+    from harvester.items import EXPORTED_FIELDS
 
+    # The feed also carries the fields the index keeps but feeds leave out (links, heading anchors).
+    fields = ",".join([*EXPORTED_FIELDS, "links", "anchors"])
     with SiteServer(root=FLASK_DOCS) as site:
-        result = crawl("docs", site.url, workdir, settings=NO_EMBEDDING)
+        result = crawl("docs", site.url, workdir, settings={**NO_EMBEDDING, "FEED_EXPORT_FIELDS": fields})
     payloads, terms, texts = [], [], []
     for item in result.items:
         page = SimpleNamespace(**item)
+        payloads += [len(json.dumps(p).encode()) for p in page_payloads(page, "2026-11-30T00:00:00Z")]
         for chunk in item["chunks"]:
-            payloads.append(len(json.dumps(chunk_payload(page, chunk, "2026-11-30T00:00:00Z")).encode()))
             terms.append(len(document_vector(chunk["text"])[0]))
             texts.append(len(chunk["text"]))
     return {
