@@ -107,13 +107,13 @@ def build_points(chunks: list[dict], vectors: np.ndarray, total: int, vector: st
 def payload_overhead(points: list) -> dict:
     """What LlamaIndex's node fields add to each point, against the payload without them and the
     whole point (payload JSON, float32 dense vector, sparse indices and values at 4 bytes each)."""
-    from harvester.index.store import NODE_CONTENT, NODE_TYPE
+    from harvester.index.store import DOC_ID, NODE_CONTENT, NODE_TYPE
 
     def size(payload: dict) -> int:
         return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode())
 
     full = [size(p.payload) for p in points]
-    bare = [size({k: v for k, v in p.payload.items() if k not in (NODE_CONTENT, NODE_TYPE)}) for p in points]
+    bare = [size({k: v for k, v in p.payload.items() if k not in (NODE_CONTENT, NODE_TYPE, DOC_ID)}) for p in points]
     vectors = [4 * len(p.dense) + 8 * len(p.sparse[0]) for p in points]
     added = statistics.mean(full) - statistics.mean(bare)
     return {"payload_bytes_without_node": round(statistics.mean(bare)), "payload_bytes": round(statistics.mean(full)),
