@@ -20,6 +20,7 @@ from harvester.dedup.detect import (
     VersionRule,
     shingles,
     signature,
+    text_key,
 )
 from harvester.dedup.pipeline import BoilerplatePipeline, DedupPipeline
 from harvester.exceptions import DuplicatePage, NearDuplicatePage
@@ -233,6 +234,30 @@ def test_boilerplate_needs_min_pages_and_the_share_and_the_decision_holds():
         BoilerplateCounter(share=0, min_pages=3)
     with pytest.raises(ValueError):
         BoilerplateCounter(share=0.5, min_pages=1)
+
+
+def test_boilerplate_counter_keeps_little_per_chunk_text_and_gives_its_ids_back():
+    """Every chunk text of a crawl is counted and its chunk id kept until it is decided: a 64-bit
+    key and the id's 128 bits, not their hex strings in a list (about 330 bytes a text before)."""
+    import tracemalloc
+
+    counter = BoilerplateCounter(share=0.3, min_pages=5)
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        for page in range(300):
+            keys = [text_key(f"paragraph {i} of page {page}") for i in range(10)]
+            counter.observe(keys)
+            for i, key in enumerate(keys):
+                counter.remember(key, point_id(f"http://h/{page}", i))
+        per_text = (tracemalloc.get_traced_memory()[0] - start) / 3000
+    finally:
+        tracemalloc.stop()
+    assert per_text < 200
+    key = text_key("paragraph 3 of page 7")
+    assert key == text_key(" paragraph 3\n of  page 7 ") and isinstance(key, int)
+    counter.remember(key, "not-a-uuid")
+    assert counter.earlier(key) == [point_id("http://h/7", 3), "not-a-uuid"] and counter.earlier(key) == []
 
 
 def test_version_rule():

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from harvester.dedup.shingles import markdown_word_hashes, markdown_words, shingle_hashes
 
@@ -85,6 +85,86 @@ def sampled_shingles(markdown: str, *, size: int = SHINGLE, sample: int = SAMPLE
     return set(hashes[hashes % hashes.dtype.type(sample) == 0].tolist())
 
 
+class OwnerMap:
+    """Which pages hold a hash (a shingle's, a passage's): one page, as most hashes have, or a list.
+
+    Every sampled shingle and passage of a crawl is remembered, so the single owners are merged
+    from a dict into two sorted numpy arrays (12 bytes a hash, against about 100 in a dict of
+    ints); the lists, the few hashes on several pages, stay in a dict and are changed in place.
+    """
+
+    def __init__(self, fresh_limit: int = 1 << 16) -> None:
+        import numpy as np
+
+        self._fresh_limit = self._merge_at = fresh_limit
+        self._fresh: dict[int, int] = {}
+        self._lists: dict[int, list[int]] = {}
+        self._keys = np.empty(0, dtype=np.int64)
+        self._first = np.empty(0, dtype=np.int32)
+
+    def get(self, key: int) -> int | list[int] | None:
+        owners: int | list[int] | None = self._lists.get(key)
+        if owners is None:
+            owners = self._fresh.get(key)
+        if owners is None and len(self._keys):
+            at = int(self._keys.searchsorted(key))
+            if at < len(self._keys) and int(self._keys[at]) == key:
+                owners = int(self._first[at])
+        return owners
+
+    def __getitem__(self, key: int) -> int | list[int]:
+        owners = self.get(key)
+        if owners is None:
+            raise KeyError(key)
+        return owners
+
+    def get_many(self, keys: Sequence[int]) -> list[int | list[int] | None]:
+        """The owners of each of ``keys``, None for a hash no page holds."""
+        import numpy as np
+
+        firsts: list[int] = [-1] * len(keys)
+        if len(self._keys) and len(keys):
+            wanted = np.fromiter(keys, dtype=np.int64, count=len(keys))
+            at = np.minimum(np.searchsorted(self._keys, wanted), len(self._keys) - 1)
+            firsts = np.where(self._keys[at] == wanted, self._first[at], -1).tolist()
+        found: list[int | list[int] | None] = []
+        for key, first in zip(keys, firsts, strict=True):
+            owners: int | list[int] | None = self._lists.get(key)
+            if owners is None:
+                owners = self._fresh.get(key)
+                if owners is None and first >= 0:
+                    owners = first
+            found.append(owners)
+        return found
+
+    def __setitem__(self, key: int, owners: int | list[int]) -> None:
+        """A first owner (for a hash no page held yet), or the list that replaces it."""
+        if isinstance(owners, list):
+            self._fresh.pop(key, None)
+            self._lists[key] = owners
+            return
+        self.put_new((key,), owners)
+
+    def put_new(self, keys: Iterable[int], owner: int) -> None:
+        """``owner`` is the first page to hold each of ``keys``."""
+        self._fresh.update(dict.fromkeys(keys, owner))
+        if len(self._fresh) >= self._merge_at:
+            self._merge()
+
+    def _merge(self) -> None:
+        import numpy as np
+
+        keys = np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh))
+        first = np.fromiter(self._fresh.values(), dtype=np.int32, count=len(self._fresh))
+        order = np.argsort(keys)
+        keys, first = keys[order], first[order]
+        at = np.searchsorted(self._keys, keys)
+        self._keys = np.insert(self._keys, at, keys)
+        self._first = np.insert(self._first, at, first)
+        self._fresh = {}
+        self._merge_at = max(self._fresh_limit, len(self._keys) // 8)
+
+
 class AggregateDetector:
     """Decides, as pages arrive, which are aggregates of the others (see the module docstring).
 
@@ -103,12 +183,12 @@ class AggregateDetector:
         self._index: dict[str, int] = {}
         self._shingles: list[array[int]] = []
         self._aggregate: set[int] = set()
-        self._owners: dict[int, int | list[int]] = {}
+        self._owners = OwnerMap()
         self._size: list[int] = []
         self._covered: list[int] = []
         self._overlap: list[Counter[int]] = []
         self._exempt: set[str] = set()
-        self._passage_owners: dict[int, int | list[int]] = {}
+        self._passage_owners = OwnerMap()
 
     def exempt(self, key: str) -> None:
         """The page ``key`` stands for others (their copy in the index): never decide it an aggregate."""
@@ -136,10 +216,11 @@ class AggregateDetector:
         self._covered.append(0)
         overlap: Counter[int] = Counter()
         self._overlap.append(overlap)
-        for shingle in shingles:
-            owners = self._owners.get(shingle)
+        order = list(shingles)
+        first: list[int] = []  # most shingles have one owner: no list
+        for shingle, owners in zip(order, self._owners.get_many(order), strict=True):
             if owners is None:
-                self._owners[shingle] = page  # most shingles have one owner: an int, not a list
+                first.append(shingle)
                 continue
             if isinstance(owners, int):
                 owners = [owners]
@@ -151,6 +232,7 @@ class AggregateDetector:
                 self._overlap[other][page] += 1
             if len(owners) < MAX_OWNERS:
                 owners.append(page)
+        self._owners.put_new(first, page)
         decided: list[str] = []
         pending = [page, *overlap]
         while pending:
@@ -176,9 +258,8 @@ class AggregateDetector:
         if page is None:
             return []
         held: Counter[int] = Counter()
-        for shingle in self._shingles[page]:
-            owners = self._owners[shingle]
-            if not isinstance(owners, int):
+        for owners in self._owners.get_many(self._shingles[page]):
+            if owners is not None and not isinstance(owners, int):
                 held.update(o for o in owners if o != page and o not in self._aggregate)
         return [self._keys[other] for other, _ in held.most_common()]
 
@@ -193,7 +274,8 @@ class AggregateDetector:
             passage = passage_key(text)
             if passage is None:
                 continue
-            owners = self._passage_owners.get(passage, ())
+            found = self._passage_owners.get(passage)
+            owners = () if found is None else found
             if any(o != page and o not in self._aggregate for o in ([owners] if isinstance(owners, int) else owners)):
                 continue
             shingles = sampled_shingles(text)
@@ -204,8 +286,7 @@ class AggregateDetector:
 
     def _held_share(self, page: int, shingles: set[int]) -> float:
         held = 0
-        for shingle in shingles:
-            owners = self._owners.get(shingle)
+        for owners in self._owners.get_many(list(shingles)):
             if owners is None:
                 continue
             if any(o != page and o not in self._aggregate for o in ([owners] if isinstance(owners, int) else owners)):
@@ -218,9 +299,8 @@ class AggregateDetector:
             return None
         covered = common = 0
         per_page: Counter[int] = Counter()
-        for shingle in self._shingles[page]:
-            owners = self._owners[shingle]
-            if isinstance(owners, int):  # only this page holds it
+        for owners in self._owners.get_many(self._shingles[page]):
+            if owners is None or isinstance(owners, int):  # only this page holds it
                 continue
             others = [o for o in owners if o != page and o not in self._aggregate]
             if others:

@@ -229,7 +229,7 @@ class BoilerplatePipeline:
         self._apart = settings.getbool("HARVESTER_VERSIONS_APART")
         # With HARVESTER_VERSIONS_APART, counted per docs version: a text on every version's copy of a page is not boilerplate.
         self._counters: dict[str | None, BoilerplateCounter] = {}
-        self._stored: set[tuple[str | None, str]] = set()
+        self._stored: set[tuple[str | None, int]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
