@@ -35,7 +35,8 @@ import numpy as np
 from harvester.embedding.folder import DEFAULT_MODEL, vector_name
 from harvester.index import search as search_module
 from harvester.index.engines import open_store
-from harvester.index.store import PAGE_ONLY_KEYS, chunk_point, page_payloads
+from harvester.index.search import UNUSED_KEYS
+from harvester.index.store import chunk_point, page_payloads
 from harvester.items import PageItem
 from harvester.mcp_server.core import SearchService
 
@@ -124,12 +125,12 @@ def main() -> None:
         # that a loaded machine weighs on both alike.
         searches, whole_payloads = [], []
         for q in questions:
-            for keys, times in ((PAGE_ONLY_KEYS, searches), ((), whole_payloads)):
-                search_module.PAGE_ONLY_KEYS = keys
+            for keys, times in ((UNUSED_KEYS, searches), ((), whole_payloads)):
+                search_module.UNUSED_KEYS = keys
                 start = time.perf_counter()
                 service.search(q, 5)
                 times.append((time.perf_counter() - start) * 1000)
-        search_module.PAGE_ONLY_KEYS = PAGE_ONLY_KEYS
+        search_module.UNUSED_KEYS = UNUSED_KEYS
         searches.sort()
         whole_payloads.sort()
         result = {

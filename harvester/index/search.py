@@ -47,7 +47,16 @@ from typing import TYPE_CHECKING, Any
 
 from harvester.index.engines import as_store
 from harvester.index.lexical import sparse_query
-from harvester.index.store import PAGE_ONLY_KEYS, Candidate, Query, Scope, Store
+from harvester.index.store import (
+    DOC_ID,
+    NODE_CONTENT,
+    NODE_TYPE,
+    PAGE_ONLY_KEYS,
+    Candidate,
+    Query,
+    Scope,
+    Store,
+)
 from harvester.versions.detect import newest_stable, version_key
 
 if TYPE_CHECKING:
@@ -56,6 +65,9 @@ if TYPE_CHECKING:
     from harvester.embedding.models import Embedder
 
 MODES = ("hybrid", "dense", "sparse")
+# Payload keys a search result never reads (the page's whole Markdown and links, LlamaIndex's copy of
+# the node): left in the store, so candidates carry only what results show.
+UNUSED_KEYS = (*PAGE_ONLY_KEYS, NODE_CONTENT, NODE_TYPE, DOC_ID)
 FUSIONS = ("score", "minmax", "rrf")
 LEVELS = ("both", "page", "chunk")
 GROUPS = ("page", None)
@@ -238,10 +250,10 @@ def candidates(
     not asked), in one request."""
     queries, sides = [], []
     if dense is not None:
-        queries.append(Query(limit, using=using, dense=list(dense), scope=scope, exclude_keys=PAGE_ONLY_KEYS))
+        queries.append(Query(limit, using=using, dense=list(dense), scope=scope, exclude_keys=UNUSED_KEYS))
         sides.append("dense")
     if sparse is not None and sparse[0]:  # a query of punctuation only has no terms
-        queries.append(Query(limit, sparse=sparse, scope=scope, exclude_keys=PAGE_ONLY_KEYS))
+        queries.append(Query(limit, sparse=sparse, scope=scope, exclude_keys=UNUSED_KEYS))
         sides.append("sparse")
     found: dict[str, list[Candidate]] = {"dense": [], "sparse": []}
     if queries:
