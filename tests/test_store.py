@@ -82,14 +82,14 @@ def test_store_queries_filters_and_updates(store):
 
 
 def test_export_into_local_mode_keeps_vectors_and_payloads(tmp_path):
-    from harvester.index.export import export_collection
+    from harvester.index.export import mirror_collection
 
     source = open_store(None, None, str(tmp_path / "e"), "edge")
     source.ensure_collection("c", "m", 8)
     source.upsert("c", points())
     target = open_store(None, None, str(tmp_path / "l"), "local")
     try:
-        assert export_collection(source, "c", target, batch=3) == 4
+        assert mirror_collection(source, "c", target, batch=3).copied == 4
         (hit,) = target.query("c", [Query(1, using="m", dense=vec(3))])
         assert hit[0].payload["metadata"]["source_url"] == "https://b.test/docs/x.html"
         assert target.dense_vectors("c") == {"m": 8}
@@ -231,7 +231,7 @@ def test_fast_query_encoder_matches_the_model(tmp_path):
 
 def test_an_old_local_mode_collection_is_found_and_moved_beside_itself(tmp_path):
     from harvester.index.engines import legacy_collections
-    from harvester.index.export import export_collection
+    from harvester.index.export import mirror_collection
 
     path = str(tmp_path / "q")
     old = open_store(None, None, path, "local")
@@ -241,7 +241,7 @@ def test_an_old_local_mode_collection_is_found_and_moved_beside_itself(tmp_path)
     assert legacy_collections(path) == ["c"]
     source, target = open_store(None, None, path, "local"), open_store(None, None, path, "edge")
     try:
-        assert export_collection(source, "c", target) == 4
+        assert mirror_collection(source, "c", target).copied == 4
     finally:
         source.close()
         target.close()

@@ -28,15 +28,6 @@ class ExportCounts:
     deleted: int
 
 
-def export_collection(
-    source: Store, collection: str, target: Store, target_collection: str | None = None,
-    batch: int = 256, progress: Callable[[int], None] | None = None,
-) -> int:
-    """Make ``target_collection`` (default: the same name) in ``target`` a copy of ``collection``;
-    returns the number of points copied (``mirror_collection`` also says how many it deleted)."""
-    return mirror_collection(source, collection, target, target_collection, batch, progress).copied
-
-
 def mirror_collection(
     source: Store, collection: str, target: Store, target_collection: str | None = None,
     batch: int = 256, progress: Callable[[int], None] | None = None,

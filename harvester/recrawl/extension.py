@@ -87,21 +87,16 @@ class Recrawl:
         self.dry_run = settings.getbool("HARVESTER_PRUNE_DRY_RUN")
         self._pruner: Pruner | None = None
         self.resumed_reached = 0
-        self._spider: Spider | None = None
         self._listed: set[str] = set()
         self._prune_done = False
         self._jobdir = Path(settings["JOBDIR"]) if settings.get("JOBDIR") else None
         if self._jobdir is not None:
             self._open_job(self._jobdir)
-        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
-
-    def _spider_opened(self, spider: Spider) -> None:
-        self._spider = spider
 
     # The index pipeline's side.
     def load(self, pages: dict[str, StoredPage]) -> None:
@@ -149,12 +144,13 @@ class Recrawl:
 
     def _feed_line(self, page: StoredPage, change: str, status: int | None) -> None:
         """Send ``page``'s PageChange to the feeds, once per page and crawl."""
-        if self._spider is None or page.url in self._listed:
+        spider = self.crawler.spider
+        if spider is None or page.url in self._listed:
             return
         self._listed.add(page.url)
         line = PageChange(url=page.url, change=change, status=status, title=page.title,
                           content_hash=page.content_hash, etag=page.etag, last_modified=page.last_modified)
-        self.crawler.signals.send_catch_log(signals.item_scraped, item=line, response=None, spider=self._spider)
+        self.crawler.signals.send_catch_log(signals.item_scraped, item=line, response=None, spider=spider)
 
     def count(self, what: str, value: int = 1) -> None:
         self.crawler.stats.inc_value(f"harvester/recrawl/{what}", value)
