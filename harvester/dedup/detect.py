@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING
 
+from harvester.versions.detect import pattern_version
+
 if TYPE_CHECKING:
     from harvester.dedup.minhash import MinHash
 
@@ -157,14 +159,7 @@ class VersionRule:
         self._keep = None if (keep or VERSION_KEEP_FIRST) == VERSION_KEEP_FIRST else keep
 
     def version(self, url: str) -> str | None:
-        if self._pattern is None:
-            return None
-        found = self._pattern.search(url)
-        if found is None:
-            return None
-        if "version" in found.groupdict():
-            return found.group("version")
-        return found.group(1) if found.groups() else found.group(0)
+        return pattern_version(self._pattern, url) if self._pattern is not None else None
 
     def allows(self, url: str) -> bool:
         version = self.version(url)

@@ -66,18 +66,24 @@ def clean(version: str | None) -> str | None:
     return text.casefold() if is_alias(text) else text or None
 
 
+def pattern_version(pattern: re.Pattern[str], url: str) -> str | None:
+    """What ``pattern`` finds in ``url``: its named group ``version``, else its first group, else
+    the whole match (``HARVESTER_VERSION_PATTERN``'s reading, as written)."""
+    found = pattern.search(url)
+    if found is None:
+        return None
+    if "version" in found.groupdict():
+        return found.group("version")
+    return found.group(1) if found.groups() else found.group(0)
+
+
 def url_version(url: str, pattern: re.Pattern[str] | None = None) -> str | None:
     """The version segment of ``url``'s path: ``pattern``'s (group ``version``, else group 1), else a
     version number (``3.2``, ``v2``, ``2.x``) among the first three segments, a one- or two-digit
     number or an alias (``stable``, ``next``...) first, after a language (``/en/``) or after
     ``docs``, with a page after it."""
     if pattern is not None:
-        found = pattern.search(url)
-        if found is None:
-            return None
-        if "version" in found.groupdict():
-            return clean(found.group("version"))
-        return clean(found.group(1) if found.groups() else found.group(0))
+        return clean(pattern_version(pattern, url))
     segments = urlsplit(url).path.split("/")[1:]  # the path starts with "/"
     for i, segment in enumerate(segments[:3]):
         if i == len(segments) - 1:  # the last segment is a page, not a folder
