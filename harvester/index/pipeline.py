@@ -282,13 +282,11 @@ class IndexPipeline:
             self._recrawl.count("updated")
             return True
         self._recrawl.count("unchanged_hash")
-        if set(page.versions) != stored.versions:
-            return True
-        # Same content: rewrite the payloads only when the validators or links changed, or when
-        # the LlamaIndex node fields were turned on or off since (rewritten in place, vectors kept).
-        return self._nodes != stored.node_fields or (stored.etag, stored.last_modified, stored.links) != (
-            page.etag, page.last_modified, list(page.links)
-        )
+        # Same content: rewrite the payloads only when the validators, links or versions changed, or
+        # when the LlamaIndex node fields were turned on or off since (rewritten in place, vectors kept).
+        return self._nodes != stored.node_fields or (
+            stored.etag, stored.last_modified, stored.links, stored.versions
+        ) != (page.etag, page.last_modified, list(page.links), set(page.versions))
 
     def _delete_pages(self, urls: list[str]) -> None:
         assert self._client is not None
