@@ -139,6 +139,15 @@ def test_a_bounded_cache_never_grows_past_its_size() -> None:
     assert len(cache) <= 3 and calls == [1, 2, 3, 4, 1]
 
 
+def test_a_bounded_cache_keeps_what_is_asked_again_and_again() -> None:
+    calls: list[int] = []
+    cache: BoundedCache[int, int] = BoundedCache(lambda n: calls.append(n) or n * 2, size=4)
+    for n in range(2, 100):  # a navigation link (1) between every page's own links
+        assert (cache(1), cache(n)) == (2, 2 * n)
+        assert len(cache) <= 4
+    assert calls.count(1) == 1
+
+
 def test_links_to_claimed_pages_build_no_request_but_are_remembered() -> None:
     spider = make_spider(SiteSpider, start=BASE)
     body = '<a href="a.html">a</a> <a href="a.html#x">a</a> <a href="b/">b</a> <a href="b/index.html">b</a>'

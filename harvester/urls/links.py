@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
-# Enough for the distinct links of a very large site; past it the cache starts again (the answers
-# are the same either way, only recomputed).
-DEFAULT_CACHE_SIZE = 200_000
+# Far more than the links a site repeats on every page (its navigation) and those of the pages in
+# flight; a crawl's distinct links grow with its pages, and memory must not.
+DEFAULT_CACHE_SIZE = 20_000
 
 
 def join_key(url: str) -> str:
@@ -66,14 +66,16 @@ def without_fragment(url: str) -> str:
 
 
 class BoundedCache(Generic[K, V]):
-    """A memo of a pure function's answers that never holds more than ``size`` of them (it is
-    emptied when full: the working set of a crawl is far smaller, and a cleared entry is only
-    computed again)."""
+    """A memo of a pure function's answers that never holds more than ``size`` of them, in two
+    generations: when the current one is full it becomes the old one (the one before is dropped),
+    and an answer found in the old one moves back. What a crawl keeps asking (a site's navigation
+    links) stays; what one page alone asked goes, so memory stays flat however large the crawl."""
 
     def __init__(self, compute: Callable[[K], V], size: int = DEFAULT_CACHE_SIZE) -> None:
         self._compute = compute
-        self._size = size
+        self._generation = max(1, size // 2)
         self._answers: dict[K, V] = {}
+        self._old: dict[K, V] = {}
 
     def __call__(self, key: K) -> V:
         answers = self._answers
@@ -81,13 +83,17 @@ class BoundedCache(Generic[K, V]):
             return answers[key]
         except KeyError:
             pass
-        if len(answers) >= self._size:
-            answers.clear()
-        value = answers[key] = self._compute(key)
+        try:
+            value = self._old[key]
+        except KeyError:
+            value = self._compute(key)
+        if len(answers) >= self._generation:
+            self._old, self._answers = answers, {}
+        self._answers[key] = value
         return value
 
     def __len__(self) -> int:
-        return len(self._answers)
+        return len(self._answers) + len(self._old)
 
 
 class LinkTarget(NamedTuple):
