@@ -445,6 +445,41 @@ def test_the_run_index_counts_as_the_tokenizer_does() -> None:
     assert cached.count(texts) == encoded.count(texts)
 
 
+def test_the_run_cache_stays_bounded_and_exact_on_a_long_crawl(monkeypatch) -> None:
+    """Past its size the cache starts a new generation, keeping the older one: counts stay the
+    tokenizer's own, runs still met are not counted again, and it never holds more than two."""
+    import harvester.embedding.tokenizer as tokenizer_module
+
+    monkeypatch.setattr(tokenizer_module, "_WORD_CACHE_SIZE", 300)
+    cached, encoded = _tokenizer_pair()
+    texts = [page.read_text(errors="replace") for page in _DOCS_PAGES[:6]]
+    most_runs = max(len(set(tokenizer_module._run_pattern().findall(text))) for text in texts)
+    for text in texts:
+        assert cached.count([text]) == encoded.count([text])
+        assert len(cached._runs) + len(cached._old_runs) <= 2 * (300 + most_runs)
+    assert cached._old_runs  # it did start over
+    real = cached.tokenizer
+    calls: list[str] = []
+
+    class Counting:  # the tokenizer (and its model), noting every word or run it is asked to count
+        def __init__(self) -> None:
+            self.model = self
+
+        def tokenize(self, word: str) -> list[object]:
+            calls.append(word)
+            return real.model.tokenize(word)
+
+        def encode_batch(self, *args: object, **kwargs: object) -> object:
+            calls.append("<batch>")
+            return real.encode_batch(*args, **kwargs)
+
+    monkeypatch.setattr(tokenizer_module, "_WORD_CACHE_SIZE", 10**6)
+    object.__setattr__(cached, "tokenizer", Counting())
+    older = " ".join(list(cached._old_runs)[:200])
+    assert cached.count([older]) == encoded.count([older])  # from the older generation: nothing counted again
+    assert calls == []
+
+
 def test_runs_end_at_every_space_separator_and_punctuation_mark_of_the_plane() -> None:
     """The characters the run pattern is built from, found by regex classes first, are those of
     their Unicode categories, code point by code point."""

@@ -54,7 +54,9 @@ def _run_pattern() -> re.Pattern[str]:
 
 # BERT's words in a run of printable ASCII: letters and digits, or one punctuation mark.
 _ASCII_WORDS = re.compile(r"[A-Za-z0-9]+|[!-/:-@\[-`{-~]")
-_WORD_CACHE_SIZE = 200_000
+# Runs (and words) remembered per generation: a crawl's distinct runs grow with its pages, the
+# ones it keeps meeting do not (``_known_runs``).
+_WORD_CACHE_SIZE = 50_000
 _RUNS_PER_BATCH = 1024  # runs encoded by one tokenizer call: a few encodings alive at once
 # Characters of a page cut into words at once, so that a very long page never holds all its word
 # strings together.
@@ -105,6 +107,8 @@ class ModelTokenizer:
     added_tokens: tuple[str, ...] = ()
     _runs: dict[str, int] = field(default_factory=dict, init=False, compare=False, repr=False)
     _words: dict[str, int] = field(default_factory=dict, init=False, compare=False, repr=False)
+    _old_runs: dict[str, int] = field(default_factory=dict, init=False, compare=False, repr=False)
+    _old_words: dict[str, int] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def count(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of each text, without the special tokens the model adds."""
@@ -150,21 +154,30 @@ class ModelTokenizer:
         them as they are but for case); any other goes through the whole tokenizer."""
         known = self._runs
         if len(known) > _WORD_CACHE_SIZE:
-            # New dicts, not clear(): another thread may be reading these.
+            # Two generations: the full dicts become the older one (what is still met moves back),
+            # new dicts rather than clear(): another thread may be reading these.
+            object.__setattr__(self, "_old_runs", known)
+            object.__setattr__(self, "_old_words", self._words)
             known = {}
             object.__setattr__(self, "_runs", known)
             object.__setattr__(self, "_words", {})
         unknown = set(runs).difference(known)
         if not unknown:
             return known
-        words, model, other = self._words, self.tokenizer.model, []
+        words, old_runs, old_words, model, other = self._words, self._old_runs, self._old_words, self.tokenizer.model, []
         for run in unknown:
-            if run.isascii() and run.isprintable():
+            total = old_runs.get(run)
+            if total is not None:
+                known[run] = total
+            elif run.isascii() and run.isprintable():
                 total = 0
                 for word in _ASCII_WORDS.findall(run):
                     size = words.get(word)
                     if size is None:
-                        size = words[word] = len(model.tokenize(word.lower() if self.lowercase else word))
+                        size = old_words.get(word)
+                        if size is None:
+                            size = len(model.tokenize(word.lower() if self.lowercase else word))
+                        words[word] = size
                     total += size
                 known[run] = total
             else:
