@@ -7,10 +7,10 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from collections import Counter
 from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING
 
+from harvester.dedup.compact import CompactIntMap
 from harvester.versions.detect import pattern_version
 
 if TYPE_CHECKING:
@@ -106,21 +106,24 @@ class BoilerplateCounter:
         self.share = share
         self.min_pages = min_pages
         self.pages = 0
-        self._counts: Counter[Hashable] = Counter()
-        # Most texts are on one page: their one earlier chunk id is kept bare, not in a list.
-        self._before: dict[Hashable, int | str | list[int | str]] = {}
+        # Every chunk text of the crawl is counted: in numpy arrays, not dicts of ints.
+        self._counts = CompactIntMap(value_bits=32)
+        # Most texts are on one page: their one earlier chunk id is kept bare (128 bits), not in a list.
+        self._before = CompactIntMap(value_bits=128)
         self.decided: set[Hashable] = set()
 
     def observe(self, keys: Iterable[Hashable]) -> None:
         """Count one page carrying ``keys`` (its chunk text keys; repeats on a page count once)."""
         self.pages += 1
-        self._counts.update(set(keys))
+        counts, unique = self._counts, list(set(keys))
+        for key, count in zip(unique, counts.get_many(unique, 0), strict=True):
+            counts[key] = count + 1
 
     def is_boilerplate(self, key: Hashable) -> bool:
         """Whether ``key`` is (now) boilerplate; a decision made once holds."""
         if key in self.decided:
             return True
-        count = self._counts[key]
+        count = self._counts.get(key, 0)
         if count >= self.min_pages and count / self.pages > self.share:
             self.decided.add(key)
             return True
