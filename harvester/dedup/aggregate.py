@@ -89,17 +89,19 @@ class OwnerMap:
     """Which pages hold a hash (a shingle's, a passage's): one page, as most hashes have, or a list.
 
     Every sampled shingle and passage of a crawl is remembered, so the single owners are merged
-    from a dict into two sorted numpy arrays (12 bytes a hash, against about 100 in a dict of
-    ints); the lists, the few hashes on several pages, stay in a dict and are changed in place.
+    from a dict into two sorted numpy arrays (8 or 12 bytes a hash, against about 100 in a dict of
+    ints), soon: a crawl keeps one map per docs version, and their dicts would add up; the lists,
+    the few hashes on several pages, stay in a dict and are changed in place. ``key_type``: the
+    numpy type that holds every key (``uint32`` for shingle hashes, ``int64`` for Python hashes).
     """
 
-    def __init__(self, fresh_limit: int = 1 << 16) -> None:
+    def __init__(self, fresh_limit: int = 1 << 10, key_type: str = "int64") -> None:
         import numpy as np
 
         self._fresh_limit = self._merge_at = fresh_limit
         self._fresh: dict[int, int] = {}
         self._lists: dict[int, list[int]] = {}
-        self._keys = np.empty(0, dtype=np.int64)
+        self._keys = np.empty(0, dtype=key_type)
         self._first = np.empty(0, dtype=np.int32)
 
     def get(self, key: int) -> int | list[int] | None:
@@ -124,7 +126,7 @@ class OwnerMap:
 
         firsts: list[int] = [-1] * len(keys)
         if len(self._keys) and len(keys):
-            wanted = np.fromiter(keys, dtype=np.int64, count=len(keys))
+            wanted = np.fromiter(keys, dtype=self._keys.dtype, count=len(keys))
             at = np.minimum(np.searchsorted(self._keys, wanted), len(self._keys) - 1)
             firsts = np.where(self._keys[at] == wanted, self._first[at], -1).tolist()
         found: list[int | list[int] | None] = []
@@ -154,7 +156,7 @@ class OwnerMap:
     def _merge(self) -> None:
         import numpy as np
 
-        keys = np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh))
+        keys = np.fromiter(self._fresh, dtype=self._keys.dtype, count=len(self._fresh))
         first = np.fromiter(self._fresh.values(), dtype=np.int32, count=len(self._fresh))
         order = np.argsort(keys)
         keys, first = keys[order], first[order]
@@ -183,10 +185,13 @@ class AggregateDetector:
         self._index: dict[str, int] = {}
         self._shingles: list[array[int]] = []
         self._aggregate: set[int] = set()
-        self._owners = OwnerMap()
+        self._owners = OwnerMap(key_type="uint32")  # shingle hashes are 32-bit
         self._size: list[int] = []
         self._covered: list[int] = []
-        self._overlap: list[Counter[int]] = []
+        # The pages each page shares a sampled shingle with: the pages to judge again when it is
+        # decided. An array a page, not a Counter: some pages (the first holders of a site's common
+        # phrases) share one with every later page of the crawl.
+        self._overlap: list[array[int]] = []
         self._exempt: set[str] = set()
         self._passage_owners = OwnerMap()
 
@@ -214,8 +219,7 @@ class AggregateDetector:
         self._shingles.append(array("I", shingles))
         self._size.append(len(shingles))
         self._covered.append(0)
-        overlap: Counter[int] = Counter()
-        self._overlap.append(overlap)
+        overlap: dict[int, None] = {}  # in the order met, as the decisions below are made
         order = list(shingles)
         first: list[int] = []  # most shingles have one owner: no list
         for shingle, owners in zip(order, self._owners.get_many(order), strict=True):
@@ -227,12 +231,14 @@ class AggregateDetector:
                 self._owners[shingle] = owners
                 self._covered[owners[0]] += 1
             self._covered[page] += 1
-            for other in owners:
-                overlap[other] += 1
-                self._overlap[other][page] += 1
+            overlap.update(dict.fromkeys(owners))
             if len(owners) < MAX_OWNERS:
                 owners.append(page)
         self._owners.put_new(first, page)
+        overlap.pop(page, None)
+        self._overlap.append(array("i", overlap))
+        for other in overlap:
+            self._overlap[other].append(page)
         decided: list[str] = []
         pending = [page, *overlap]
         while pending:

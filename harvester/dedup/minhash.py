@@ -113,18 +113,31 @@ class MinHashIndex:
 
     def __init__(self, threshold: float, num_perm: int = 128) -> None:
         self.bands, self.rows = band_layout(threshold, num_perm)
-        self._tables: list[dict[bytes, list[str]]] = [{} for _ in range(self.bands)]
+        # A band's hash, not its bytes, and a bare key where one page has the band (most do): a
+        # crawl keeps an entry per band of every page. A hash collision only adds a candidate,
+        # which its MinHash estimate then judges.
+        self._tables: list[dict[int, str | list[str]]] = [{} for _ in range(self.bands)]
 
-    def _band_keys(self, signature: MinHash) -> list[bytes]:
+    def _band_keys(self, signature: MinHash) -> list[int]:
         values, rows = signature.values, self.rows
-        return [values[band * rows:(band + 1) * rows].tobytes() for band in range(self.bands)]
+        return [hash(values[band * rows:(band + 1) * rows].tobytes()) for band in range(self.bands)]
 
     def insert(self, key: str, signature: MinHash) -> None:
         for table, band in zip(self._tables, self._band_keys(signature)):
-            table.setdefault(band, []).append(key)
+            keys = table.get(band)
+            if keys is None:
+                table[band] = key
+            elif isinstance(keys, list):
+                keys.append(key)
+            else:
+                table[band] = [keys, key]
 
     def query(self, signature: MinHash) -> set[str]:
         found: set[str] = set()
         for table, band in zip(self._tables, self._band_keys(signature)):
-            found.update(table.get(band, ()))
+            keys = table.get(band)
+            if isinstance(keys, str):
+                found.add(keys)
+            elif keys is not None:
+                found.update(keys)
         return found
