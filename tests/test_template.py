@@ -178,6 +178,23 @@ def test_a_learner_decides_once_and_counts_a_url_once():
     assert not learner.template("h") and learner.template("h") is not None
 
 
+def test_copies_of_one_page_arriving_first_count_once():
+    """A docs site's landing page in seven versions, laid out unlike its other pages, reaches the
+    learner first (a root listing the versions): the copies count as one page, so the template is
+    the one the other pages share, and their chrome goes."""
+    pages = site.pages()
+    landing = pages.pop("/").replace('<div class="wrap">', '<div class="landing"><div class="wrap">', 1)
+    copies = {f"/{version}/": landing.replace("<main", f"<p>Release {version}.</p><main", 1)
+              for version in ("1.0", "1.1", "1.2", "2.0", "2.1", "2.2", "3.0")}
+    md = extract_site({**copies, **pages}, order=[*copies, *pages])
+    for path in pages:
+        assert "licensed under CC BY 4.0" not in md[path] and "Built by Acme" not in md[path], path
+        assert TITLE_WORDS[path] in words(md[path]), path
+
+
+TITLE_WORDS = {site.path(i): f"{title} explains how widgets" for i, title in enumerate(site.TITLES)}
+
+
 def test_page_blocks_survive_deep_nesting_and_odd_nodes():
     # As deep as lxml's parser keeps (256 levels): no recursion in the walk.
     html = "<html><body>" + "<div><span>" * 120 + "deep" + "</span></div>" * 120 + "<!-- c --><?pi x?></body></html>"

@@ -19,7 +19,8 @@ hashes live in one process (templates are not persisted).
 
 **Learning.** :class:`TemplateLearner` keeps, per host, the signatures of the first pages
 (``sample``, ``DEFAULT_SAMPLE`` by default; pages over ``SAMPLE_MAX_BYTES`` are not learned from, they wait for
-the template like the others) and then decides the host's :class:`Template` once: the texts and slots
+the template like the others; a near copy of a sampled page, such as the same page in another docs
+version, counts once) and then decides the host's :class:`Template` once: the texts and slots
 found on at least 70% of those pages (and on at least 3), and the positions that hold such a block
 on as many. A host with fewer pages is decided on what it has when the crawl runs out of pages
 (with fewer than 3, nothing is learned). The template is frozen from then on, so every page of the
@@ -66,6 +67,10 @@ DEFAULT_SAMPLE = 8
 # the host's other pages decide. Walking one costs in proportion to its size, and the longest
 # pages of a docs site (changelogs, generated API indexes) are the least typical of its template.
 SAMPLE_MAX_BYTES = 256 * 1024
+# A page sharing this share of its blocks with a page already sampled is a copy of it; copies are
+# passed over until COPY_PATIENCE times the sample's pages have been seen.
+COPY_SHARE = 0.9
+COPY_PATIENCE = 4
 # Positions judge blocks that changed (a first page without "previous"): only short or link text.
 LIGHT_WORDS = 8
 # Blocks without links get a slot (numbers set aside) up to this many words.
@@ -346,6 +351,12 @@ def learn(pages: Sequence[PageSignature]) -> Template:
     return Template(pages=n, texts=texts, slots=slots, positions=positions)
 
 
+def _copies(page: PageSignature, other: PageSignature) -> bool:
+    """Whether two sampled pages hold the same blocks but for a few (``COPY_SHARE``)."""
+    shared = len(page.texts & other.texts)
+    return shared > 0 and shared >= COPY_SHARE * max(len(page.texts), len(other.texts))
+
+
 class TemplateLearner:
     """Per host (``host[:port]``): the first ``sample`` pages' signatures, then the frozen template.
 
@@ -364,14 +375,21 @@ class TemplateLearner:
         return self._templates.get(host)
 
     def observe(self, host: str, url: str, page: PageSignature) -> bool:
-        """Learn from one page of ``host`` (a URL counts once); True when this decides the template."""
+        """Learn from one page of ``host`` (a URL counts once, and so does a copy of a sampled
+        page); True when this decides the template."""
         if host in self._templates:
             return False
         seen = self._seen.setdefault(host, set())
+        sampled = self._pages.setdefault(host, [])
         if url not in seen:
             seen.add(url)
-            self._pages.setdefault(host, []).append(page)
-        if len(self._pages[host]) >= self.sample:
+            # The same page in several docs versions (a version switcher's links, a root listing
+            # them) would outvote the template of the site's other pages; past a few samples'
+            # worth of pages, copies count again, so that a site of look-alike pages is still
+            # decided and its pages do not wait for ever.
+            if len(seen) > COPY_PATIENCE * self.sample or not any(_copies(page, other) for other in sampled):
+                sampled.append(page)
+        if len(sampled) >= self.sample:
             self.decide(host)
             return True
         return False
