@@ -58,8 +58,12 @@ class Versions(SiteServer):
         body = route.body if isinstance(route.body, bytes) else route.body.encode()
         changed = hashlib.sha1(f"{version}{rest}".encode()).digest()[0] < 179  # 70%
         if version != VERSIONS[0] and changed and route.status == 200 and rest.endswith(".html"):
-            note = f"</h1><p>Changed in version {version}: this page was revised for release {version}.</p>"
-            body = body.replace(b"</h1>", note.encode(), 1)
+            # Under the page's own title (its second h1: the first is the site's header), where a
+            # release changes a page.
+            at = body.find(b"</h1>", body.find(b"</h1>") + 1)
+            if at >= 0:
+                note = f"<p>Changed in version {version}: this page was revised for release {version}.</p>"
+                body = body[:at + 5] + note.encode() + body[at + 5:]
             return Route(body, route.status, route.headers)
         return route
 
