@@ -80,3 +80,16 @@ def test_a_cache_that_cannot_take_the_copy_keeps_the_export(tmp_path, monkeypatc
     monkeypatch.setattr(embedding_onnx.tempfile, "mkdtemp", read_only)
     assert embedding_onnx.weights_apart(export) == export
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m-fp32.onnx"]
+
+
+def test_the_command_modules_leave_the_spiders_unimported() -> None:
+    # Scrapy imports every command module for every command: `scrapy search` pays for theirs.
+    import subprocess
+    import sys
+
+    code = ("import sys, importlib, pkgutil, harvester.commands; "
+            "[importlib.import_module(f'harvester.commands.{m.name}') "
+            "for m in pkgutil.iter_modules(harvester.commands.__path__)]; "
+            "print(sorted(m for m in sys.modules if m.startswith('harvester.spiders')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
