@@ -103,15 +103,7 @@ class Command(ScrapyCommand):
     def _search(self, settings: Settings, query: str, k: int, collection: str | None, mode: str,
                 group_by: str | None, scope: Scope | None = None, sort: str = "relevance") -> list[dict[str, Any]]:
         # Imported here: Scrapy imports every command module for every command, crawls included.
-        from concurrent.futures import ThreadPoolExecutor
-
         from harvester.embedding.query import load_query_embedder
-
-        # The model loads beside the store's opening: ONNX Runtime builds its session without
-        # holding the interpreter, and a cold search spends most of its time on these two.
-        loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-model")
-        loading = loader.submit(load_query_embedder, settings)
-        loader.shutdown(wait=False)
         from harvester.index.search import search
 
         collection = collection or settings.get("HARVESTER_QDRANT_COLLECTION")
@@ -129,7 +121,7 @@ class Command(ScrapyCommand):
                     check_sparse_encoding(collection, store.sparse_vectors(collection))
                 except CollectionMismatch as exc:
                     raise SearchError(f"{exc} (--dense still searches it)") from exc
-            embedder = loading.result()
+            embedder = load_query_embedder(settings)
             return search(store, collection, embedder, query, k, mode, group_by=group_by, scope=scope, sort=sort)
         except StoreUnavailable as exc:
             raise SearchError(str(exc)) from exc
