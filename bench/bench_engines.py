@@ -13,6 +13,11 @@ the model loaded (what the MCP server does per call). Then cold ``scrapy search`
 the edge store.
 
     .venv/bin/python bench/bench_engines.py [--points 35000] [--queries 200] [--local-queries 30]
+
+``--cold-only --baseline-tree DIR`` measures the cold ``scrapy search`` alone, on the same
+collection (vectors from the cache of an earlier run, no model loaded), this tree and the one in DIR
+(another commit's files, as ``git archive`` writes them) alternating query by query, into
+``bench/results/engines_cold.json``: on a shared machine only times taken side by side compare.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-from harvester.embedding.folder import DEFAULT_MODEL
+from harvester.embedding.folder import DEFAULT_MODEL, vector_name
 from harvester.embedding.models import load_embedder
 from harvester.index.engines import open_store
 from harvester.index.lexical import sparse_query
@@ -186,24 +191,72 @@ def bench_engine(engine: str, points: list, path: Path, embedder, queries: list[
     return result
 
 
-def cold_search(path: Path, queries: list[str], runs: int, **extra: str) -> dict:
+def cold_search(path: Path, queries: list[str], runs: int, trees: tuple[Path, ...] = (REPO,),
+                **extra: str) -> dict:
+    """Cold ``scrapy search`` runs of each tree in ``trees``, alternating query by query; the
+    figures of the first tree, with those of the others under ``trees``."""
     env = dict(os.environ, HARVESTER_QDRANT_PATH=str(path), HARVESTER_QDRANT_COLLECTION="c", HF_HUB_OFFLINE="1",
-               PYTHONPATH=str(REPO), **extra)
-    walls, cpus = [], []
+               **extra)
+    walls: dict[Path, list[float]] = {tree: [] for tree in trees}
+    cpus: dict[Path, list[float]] = {tree: [] for tree in trees}
     for q in queries[:runs]:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        process = subprocess.run([sys.executable, "-m", "scrapy", "search", "-k", "5", "--", q], cwd=REPO, env=env,
-                                 capture_output=True, text=True, timeout=300, check=False)
-        walls.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        # CPU seconds (user + system): on a loaded machine the wall time is mostly waiting for a
-        # core; on an idle one it is about the CPU time.
-        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-        if process.returncode != 0:
-            raise RuntimeError(process.stderr[-2000:])
-    return {"wall_s": [round(w, 2) for w in walls], "median_s": round(statistics.median(walls), 2),
-            "cpu_s": [round(c, 2) for c in cpus], "median_cpu_s": round(statistics.median(cpus), 2)}
+        for tree in trees:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            process = subprocess.run([sys.executable, "-m", "scrapy", "search", "-k", "5", "--", q], cwd=tree,
+                                     env=dict(env, PYTHONPATH=str(tree)), capture_output=True, text=True,
+                                     timeout=300, check=False)
+            walls[tree].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            # CPU seconds (user + system): on a loaded machine the wall time is mostly waiting for a
+            # core; on an idle one it is about the CPU time.
+            cpus[tree].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            if process.returncode != 0:
+                raise RuntimeError(process.stderr[-2000:])
+
+    def figures(tree: Path) -> dict:
+        return {"wall_s": [round(w, 2) for w in walls[tree]], "median_s": round(statistics.median(walls[tree]), 2),
+                "cpu_s": [round(c, 2) for c in cpus[tree]], "median_cpu_s": round(statistics.median(cpus[tree]), 2)}
+
+    result = figures(trees[0])
+    if len(trees) > 1:
+        result["trees"] = {str(tree): figures(tree) for tree in trees[1:]}
+    return result
+
+
+def cold_only(args: argparse.Namespace) -> None:
+    """``--cold-only``: the cold search of this tree beside ``--baseline-tree``'s, on the collection
+    of a full run built again from its cached vectors."""
+    load = os.getloadavg()
+    chunks = real_chunks()
+    cache = Path(args.cache)
+    if not cache.is_file() or np.load(cache).shape[0] != len(chunks):
+        sys.exit(f"{cache}: no cached vectors of the real chunks (a full run writes them)")
+    points = build_points(chunks, np.load(cache), args.points, vector_name(DEFAULT_MODEL))
+    qs = questions()
+    random.Random(1).shuffle(qs)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                            check=False).stdout.strip()
+    results: dict = {"date": str(date.today()), "commit": commit, "points": len(points),
+                     "load_before": [round(x, 2) for x in load]}
+    with tempfile.TemporaryDirectory(prefix="bench-engines-") as work:
+        store = open_store(None, None, str(Path(work) / "edge"), "edge")
+        store.ensure_collection("c", vector_name(DEFAULT_MODEL), 384)
+        for i in range(0, len(points), args.batch):
+            store.upsert("c", points[i:i + args.batch])
+        store.close()
+        trees = (REPO, *((args.baseline_tree.resolve(),) if args.baseline_tree else ()))
+        cold = cold_search(Path(work) / "edge", qs, args.cold_runs, trees)
+    baseline = cold.pop("trees", {})
+    results["cold_scrapy_search"] = cold
+    if args.baseline_tree:
+        results["baseline"] = {"tree": args.baseline_tree.name, "commit": args.baseline_commit,
+                               "cold_scrapy_search": next(iter(baseline.values()))}
+    results["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    out = REPO / "bench" / "results" / "engines_cold.json"
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(results, indent=1))
+    print(f"wrote {out}")
 
 
 def main() -> None:
@@ -217,7 +270,13 @@ def main() -> None:
     parser.add_argument("--local-points", type=int, default=0, help="fewer points for local mode (default: all)")
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "harvester-bench-engines.npy"))
     parser.add_argument("--real-limit", type=int, default=0, help="embed only this many real chunks (smoke runs)")
+    parser.add_argument("--cold-only", action="store_true", help="only the cold search (engines_cold.json)")
+    parser.add_argument("--baseline-tree", type=Path, help="with --cold-only: another commit's files, measured alongside")
+    parser.add_argument("--baseline-commit", help="with --baseline-tree: the commit its files are from (recorded)")
     args = parser.parse_args()
+    if args.cold_only:
+        cold_only(args)
+        return
 
     load = os.getloadavg()
     embedder = load_embedder(DEFAULT_MODEL)

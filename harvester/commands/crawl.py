@@ -13,7 +13,6 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from harvester.commands import fail, settings_problem
 from harvester.commands.startup import leave_to_exit, prepare_crawl, tune_process
-from harvester.spiders._base import HarvesterSpider
 
 if TYPE_CHECKING:
     import argparse
@@ -60,6 +59,9 @@ def _idle_cluster_worker(settings: Any, stats: dict[str, Any]) -> bool:
 def crawl_refusal(settings: Settings, spidercls: type[Spider], spargs: dict[str, Any]) -> str | None:
     """Why a crawl of ``spidercls`` must not start (exit status 2), checked before any crawler
     exists: a bad setting, or spider arguments the spider refuses. None when it may start."""
+    # Imported here: Scrapy imports every command module for every command, `scrapy search` included.
+    from harvester.spiders._base import HarvesterSpider
+
     if not issubclass(spidercls, HarvesterSpider):
         return None
     problem = settings_problem(settings)
@@ -76,6 +78,8 @@ def crawl_refusal(settings: Settings, spidercls: type[Spider], spargs: dict[str,
 def crawl_outcome(crawler: Crawler, bootstrap_failed: bool) -> tuple[int, str | None]:
     """The exit status of a finished crawl, and the error line to print (None: nothing to say;
     a crawler that failed to start has logged why)."""
+    from harvester.spiders._base import HarvesterSpider
+
     if bootstrap_failed:
         return 1, None
     if issubclass(crawler.spidercls, HarvesterSpider) and crawler.stats is not None:

@@ -72,7 +72,8 @@ class Command(ScrapyCommand):
                              'scrapy search -- "-s or custom_settings: which wins?"', print_help=False) from None
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if not args or not " ".join(args).strip():
+        query = query_text(args)
+        if not query.strip():
             raise UsageError('give a query, e.g. scrapy search "how do I add a route"')
         if opts.k < 1:
             raise UsageError("-k must be at least 1")
@@ -87,7 +88,7 @@ class Command(ScrapyCommand):
         if not settings_valid(self, settings):
             return
         try:
-            hits = self._search(settings, " ".join(args), opts.k, opts.collection, opts.mode,
+            hits = self._search(settings, query, opts.k, opts.collection, opts.mode,
                                 None if opts.group_by == "chunk" else "page", dates, opts.sort)
         except (ModelUnavailable, SearchError) as exc:
             print(f"harvester: error: {exc}", file=sys.stderr)
@@ -126,6 +127,16 @@ class Command(ScrapyCommand):
             raise SearchError(str(exc)) from exc
         finally:
             store.close()
+
+
+def query_text(args: list[str]) -> str:
+    """The query in the words left after the options. Scrapy parses a command's options with
+    ``parse_known_args``, which leaves the ``--`` separator among them: it is no part of the query
+    (embedded, it moved the query's vector and its ranking)."""
+    words = list(args)
+    if "--" in words:
+        words.remove("--")
+    return " ".join(words)
 
 
 def date_scope(since: str | None, until: str | None) -> Scope | None:
