@@ -34,6 +34,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from harvester.dedup.compact import FRESH_SHARE
 from harvester.dedup.shingles import markdown_word_hashes, markdown_words, shingle_hashes
 
 SHINGLE = 8
@@ -164,7 +165,7 @@ class OwnerMap:
         self._keys = np.insert(self._keys, at, keys)
         self._first = np.insert(self._first, at, first)
         self._fresh = {}
-        self._merge_at = max(self._fresh_limit, len(self._keys) // 8)
+        self._merge_at = max(self._fresh_limit, len(self._keys) // FRESH_SHARE)
 
 
 class AggregateDetector:

@@ -12,6 +12,9 @@ from collections.abc import Hashable
 from typing import Any
 
 _KEY_LIMIT = 1 << 64
+# New entries wait in the dict until they are this share (1/n) of those merged: each costs about
+# ten times its share of the arrays there, and each merge copies the arrays once.
+FRESH_SHARE = 64
 
 
 class CompactIntMap:
@@ -120,7 +123,7 @@ class CompactIntMap:
         self._keys = np.insert(self._keys, at, keys)
         self._values = np.insert(self._values, at, values, axis=0)
         self._fresh = {}
-        self._merge_at = max(self._fresh_limit, len(self._keys) // 8)
+        self._merge_at = max(self._fresh_limit, len(self._keys) // FRESH_SHARE)
 
     def _as_rows(self, values: list[int]) -> Any:
         import numpy as np

@@ -14,6 +14,8 @@ from harvester.dedup.compact import CompactIntMap
 from harvester.versions.detect import pattern_version
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from harvester.dedup.minhash import MinHash
 
 _WORD = re.compile(r"\w+")
@@ -52,21 +54,47 @@ class NearDuplicates:
         self.threshold = threshold
         self.num_perm = num_perm
         self._index = MinHashIndex(threshold, num_perm)
-        self._signatures: dict[str, MinHash] = {}
+        # Every indexed page's signature is kept for the crawl: its minima's low 16 bits (b-bit
+        # minwise hashing: two different minima agree there once in 65,536, a bias the threshold
+        # never sees), in blocks of rows rather than an array object a page.
+        self._rows: dict[str, int] = {}
+        self._blocks: list[np.ndarray] = []
 
     def match(self, minhash: MinHash) -> tuple[str, float] | None:
         """The most similar earlier page at or above the threshold, with its similarity."""
+        import numpy as np
+
         best: tuple[str, float] | None = None
+        values = _low_bits(minhash)
         for key in self._index.query(minhash):
-            similarity = minhash.jaccard(self._signatures[key])
+            row = self._rows[key]
+            kept = self._blocks[row // _BLOCK_ROWS][row % _BLOCK_ROWS]
+            similarity = float(np.count_nonzero(kept == values)) / self.num_perm
             if similarity >= self.threshold and (best is None or similarity > best[1]):
                 best = (key, similarity)
         return best
 
     def add(self, key: str, minhash: MinHash) -> None:
-        if key not in self._signatures:
-            self._index.insert(key, minhash)
-            self._signatures[key] = minhash
+        import numpy as np
+
+        if key in self._rows:
+            return
+        if len(minhash.values) != self.num_perm:
+            raise ValueError("signatures of different sizes cannot be compared")
+        self._index.insert(key, minhash)
+        row = self._rows[key] = len(self._rows)
+        if row % _BLOCK_ROWS == 0:
+            self._blocks.append(np.empty((_BLOCK_ROWS, self.num_perm), dtype=np.uint16))
+        self._blocks[-1][row % _BLOCK_ROWS] = _low_bits(minhash)
+
+
+_BLOCK_ROWS = 256
+
+
+def _low_bits(minhash: MinHash) -> np.ndarray:
+    import numpy as np
+
+    return minhash.values.astype(np.uint16)
 
 
 def text_key(text: str) -> int:
