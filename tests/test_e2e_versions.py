@@ -14,8 +14,9 @@ from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 
+# The same text in every release, its link resolved into each version's own folder.
 SHARED = ("<p>Topics cover the request cycle, the middleware chain and the settings registry. "
-          "Each topic is explained with examples that work the same in every release.</p>")
+          'Each topic is explained with examples that work the same in every <a href="index.html">release</a>.</p>')
 
 
 def page(title: str, body: str, head: str = "", links: tuple[str, ...] = ()) -> str:

@@ -14,8 +14,21 @@ from harvester.versions.detect import (
     page_version,
     stated_version,
     url_version,
+    version_neutral_hash,
+    version_root,
     versions_json_url,
 )
+
+
+def test_the_same_page_in_two_versions_is_the_same_text_whatever_folder_it_links_into() -> None:
+    assert version_root("https://docs.example.org/en/3.2/topics/db/models.html") == "https://docs.example.org/en/3.2/"
+    assert version_root("https://example.org/docs/next/intro") == "https://example.org/docs/next/"
+    assert version_root("https://example.org/guide/intro.html") is None
+    text = "See [models](https://docs.example.org/en/{v}/topics/db/models.html) and [4.2 notes](https://x.org/4.2/)."
+    old, new = version_root("https://docs.example.org/en/4.2/a.html"), version_root("https://docs.example.org/en/5.0/a.html")
+    assert old and new
+    assert version_neutral_hash(text.format(v="4.2"), old) == version_neutral_hash(text.format(v="5.0"), new)
+    assert version_neutral_hash(text.format(v="4.2"), old) != version_neutral_hash(text.format(v="4.1"), new)
 
 
 def test_url_versions() -> None:

@@ -27,6 +27,7 @@ from harvester.signals import (
     page_versioned,
 )
 from harvester.threads import Worker
+from harvester.versions.detect import version_neutral_hash, version_root
 
 if TYPE_CHECKING:
     from typing import Self
@@ -101,6 +102,14 @@ class DedupPipeline:
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    @staticmethod
+    def _content_key(item: PageItem) -> str:
+        """What makes two pages exact copies: their content hash, or, for a page of a docs version
+        whose URL names it, its text with its version's folder left out of its links (the same
+        page in 4.2 and 5.0 links into /4.2/ and /5.0/)."""
+        root = version_root(item.url) if item.version else None
+        return item.content_hash if root is None else version_neutral_hash(item.markdown, root)
+
     def _unchanged_original(self, item: PageItem) -> str | None:
         """The stored page with this content that a re-crawl reached without fetching it (304)."""
         recrawl = self._crawler.get_extension(Recrawl)
@@ -110,13 +119,14 @@ class DedupPipeline:
     async def process_item(self, item: PageItem) -> PageItem:
         if item.url in self._urls:
             return self._duplicate(item, item.url, "same_url")
-        first = self._hashes.get(item.content_hash) or self._unchanged_original(item)
+        content = self._content_key(item)
+        first = self._hashes.get(content) or self._hashes.get(item.content_hash) or self._unchanged_original(item)
         if first is not None:
             return self._duplicate(item, first, "same_content")
         # Claimed before the MinHash is computed off the reactor, so a copy arriving meanwhile is
         # an exact duplicate of this page.
         self._urls.add(item.url)
-        self._hashes[item.content_hash] = item.url
+        self._hashes[content] = item.url
         for alias in item.aliases:
             self._add_alias(item.url, alias)
         if item.version:
@@ -147,7 +157,7 @@ class DedupPipeline:
         if self._near_mode == "drop":
             # Later exact copies of this page are copies of its original, which is what is stored.
             self._urls.discard(item.url)
-            self._hashes[item.content_hash] = original
+            self._hashes[self._content_key(item)] = original
             raise NearDuplicatePage(
                 f"{similarity:.0%} similar to {original}: {item.url}", log_level="INFO"
             )

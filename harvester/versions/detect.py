@@ -11,6 +11,7 @@ an alias is resolved to the version it serves whenever the page or its files say
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -19,7 +20,8 @@ from urllib.parse import urljoin, urlsplit
 
 __all__ = [
     "ALIASES", "PageVersion", "is_alias", "is_stable", "mike_aliases", "newest_stable", "options_js_url",
-    "options_js_version", "page_version", "url_version", "version_key", "versions_json_url",
+    "options_js_version", "page_version", "url_version", "version_key", "version_neutral_hash", "version_root",
+    "versions_json_url",
 ]
 
 # Names that stand for a version rather than being one. Those in UNRELEASED serve unreleased docs.
@@ -85,15 +87,37 @@ def url_version(url: str, pattern: re.Pattern[str] | None = None) -> str | None:
     if pattern is not None:
         return clean(pattern_version(pattern, url))
     segments = urlsplit(url).path.split("/")[1:]  # the path starts with "/"
+    at = _version_segment(segments)
+    return None if at is None else clean(segments[at])
+
+
+def _version_segment(segments: list[str]) -> int | None:
     for i, segment in enumerate(segments[:3]):
         if i == len(segments) - 1:  # the last segment is a page, not a folder
             break
         if _NUMBER.fullmatch(segment):
-            return clean(segment)
+            return i
         placed = i == 0 or _LANG.fullmatch(segments[i - 1]) is not None or segments[i - 1].casefold() in _BEFORE_VERSION
         if placed and segments[i + 1] and (_BARE.fullmatch(segment) or is_alias(segment)):
-            return clean(segment)
+            return i
     return None
+
+
+def version_root(url: str) -> str | None:
+    """The folder of ``url``'s version, as its links spell it (``http://h/en/4.2/`` for
+    ``http://h/en/4.2/topics/db.html``), or None when its path names no version."""
+    parts = urlsplit(url)
+    segments = parts.path.split("/")[1:]
+    at = _version_segment(segments)
+    if at is None:
+        return None
+    return f"{parts.scheme}://{parts.netloc}/" + "".join(f"{segment}/" for segment in segments[:at + 1])
+
+
+def version_neutral_hash(markdown: str, root: str) -> str:
+    """The identity of a versioned page's text with its own version's folder left out of its links:
+    the same page in two versions links into two folders, and is still the same text."""
+    return hashlib.sha256(markdown.replace(root, "\x00version/").encode("utf-8")).hexdigest()
 
 
 def stated_version(html: str) -> str | None:
