@@ -4,7 +4,9 @@ default is at least as good as the better half in R@5 and MRR.
 
 One warm process runs `Command._search` (the store the settings name, the query embedder, `search()`)
 for every question and mode, as `scrapy search --json -k 10 [--dense|--sparse] -- QUERY` does in a
-process of its own; `score_questions.py --search-cmd` gives the same ranks, slower by a process start
+process of its own. ``fusion_losses`` lists the questions whose answer the default ranks below the
+better half's rank across the first or the fifth place (a half ranks it first or in its top 5, the
+default does not); `score_questions.py --search-cmd` gives the same ranks, slower by a process start
 per question. Crawls: `bench_retrieval.py --workdir DIR` leaves DIR/CORPUS/qdrant.
 
     .venv/bin/python bench/bench_search_modes.py --workdir DIR [--corpora flask,scrapy,requests,django]
@@ -64,6 +66,7 @@ def main() -> None:
         questions = [q for q in questions if q["id"] not in unanswerable]
         record: dict = {"questions": str(question_file(corpus).relative_to(REPO.parent)), "modes": {},
                         "pages": len(stored), "questions_without_a_stored_answer": unanswerable}
+        per_question: dict[str, list[int | None]] = {}
         for label, mode in MODES.items():
             started = time.perf_counter()
             ranks: dict[str, list[int | None]] = {"all": []}
@@ -76,10 +79,12 @@ def main() -> None:
                     ranks.setdefault(kind, []).append(found)
                 if found is None or found > 5:
                     misses.append({"id": question["id"], "rank": found, "top": paths[:3]})
+            per_question[label] = ranks["all"]
             record["modes"][label] = {kind: scorer.metrics(ranks[kind], 10) for kind in ("all", *KINDS) if kind in ranks}
             record["modes"][label]["outside_top5"] = misses
             record["modes"][label]["seconds"] = round(time.perf_counter() - started, 1)
         modes = record["modes"]
+        record["fusion_losses"] = fusion_losses(questions, per_question)
         record["default_at_least_the_better_half"] = all(
             modes["default"]["all"][m] >= max(modes["dense"]["all"][m], modes["sparse"]["all"][m]) for m in ("r5", "mrr"))
         out["corpora"][corpus] = record
@@ -89,8 +94,21 @@ def main() -> None:
                 print(f"| {kind} | {modes['default'][kind]['n']} | " + " | ".join(
                     "{r1:.3f} / {r5:.3f} / {r10:.3f} / {mrr:.3f}".format(**modes[label][kind]) for label in MODES) + " |")
         print(f"{corpus}: default >= better half in R@5 and MRR: {record['default_at_least_the_better_half']}", flush=True)
+        for loss in record["fusion_losses"]:
+            print(f"  fusion loss {loss['id']} ({loss['kind']}): default {loss['default']}, dense {loss['dense']}, sparse {loss['sparse']}")
     if args.json_out:
         args.json_out.write_text(json.dumps(out, indent=1))
+
+
+def fusion_losses(questions: list[dict], ranks: dict[str, list[int | None]]) -> list[dict]:
+    """The questions where the default ranks the answer below the better half across the first or
+    the fifth place: the halves' ranks and the default's (None: not in the first 10)."""
+    losses = []
+    for question, default, dense, sparse in zip(questions, ranks["default"], ranks["dense"], ranks["sparse"], strict=True):
+        better, fused = min(r or 11 for r in (dense, sparse)), default or 11
+        if any(better <= place < fused for place in (1, 5)):
+            losses.append({"id": question["id"], "kind": question["kind"], "default": default, "dense": dense, "sparse": sparse})
+    return losses
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Hybrid ranking at the page level: each half ranks pages, then the page rankings are fused (with the
-chunk-level fusion's page score added by default), and the hybrid never loses a page that both
-halves put first. Pure, in-process candidates."""
+chunk-level fusion's page score added by default), the hybrid never loses a page that both
+halves put first, and no page climbs more than one place over the better of its two half ranks.
+Pure, in-process candidates."""
 
 from __future__ import annotations
 
@@ -80,3 +81,15 @@ def test_one_half_alone_ranks_pages_as_before():
     dense, _ = answer_and_long_page()
     for tuning in (SearchTuning(), SearchTuning(level="page"), SearchTuning(level="chunk")):
         assert [r["url"] for r in rank(dense, [], 5, tuning)] == ["http://h/answer.html", "http://h/long.html"]
+
+
+def test_a_page_climbs_no_more_than_one_place_over_its_better_half():
+    # The long page is third on each half, but the chunk both halves find lifts its fused score over
+    # the page the dense half ranks first and the page the sparse half ranks first.
+    dense = [chunk("a1", 0.60, "answer"), chunk("m1", 0.58, "mid"), chunk("l1", 0.57, "long")]
+    sparse = [chunk("s1", 10.0, "other"), chunk("n1", 9.5, "near"), chunk("l1", 9.0, "long")]
+    results = rank(dense, sparse, 4)
+    assert results[1]["score"] > results[0]["score"]  # the fused score alone would put "long" first
+    assert [r["url"] for r in results] == ["http://h/answer.html", "http://h/long.html",
+                                           "http://h/mid.html", "http://h/other.html"]
+

@@ -22,9 +22,12 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    (``level="chunk"``, the previous default) let long pages whose chunks sit moderately in both
    lists climb over it; fusing pages alone (``level="page"``) lost the one-chunk agreement and
    ranked worse on natural questions. A page absent from one side's candidates gets nothing from
-   that side. Min-max normalisation stretches the dense side's small differences into large ones;
-   rank fusion (RRF) throws away how sure each side is: both ranked worse. One result per page, its
-   best chunk by the chunk-level fusion.
+   that side. Last, no page climbs more than one place over the better of its two half ranks:
+   each place goes to the best fused page that a half ranks at that place or the next, while one
+   is left (``supported``); otherwise a long page that both sides rank third or worse, with many
+   moderate chunks, can sum past the page one side ranks first. Min-max normalisation stretches
+   the dense side's small differences into large ones; rank fusion (RRF) throws away how sure each
+   side is: both ranked worse. One result per page, its best chunk by the chunk-level fusion.
 
 ``group_by=None`` returns chunks instead, in the chunk-level fused order (cosine plus the weighted
 BM25 share of each chunk), identical texts collapsed.
@@ -291,7 +294,8 @@ def fuse_pages(
     fused as ``fuse`` fuses chunks: a page keeps the best evidence each half found for it, even when
     the halves found it in different chunks. With ``level="both"`` a page also adds its score from
     the chunk-level fusion ``fused`` grouped by page (``group_pages``: one chunk that both halves
-    found), and a page that both halves rank first is ranked first. A result's text is its page's
+    found), and a page that both halves rank first is ranked first; then no page climbs more than
+    one place over the better of its two half ranks (``supported``). A result's text is its page's
     best chunk in ``fused``."""
     dense_pages, sparse_pages = page_ranking(dense, tuning), page_ranking(sparse, tuning)
     scores = {str(page.id): score for page, score in fuse(dense_pages, sparse_pages, tuning)}
@@ -308,12 +312,32 @@ def fuse_pages(
     if dense_pages and sparse_pages and dense_pages[0].id == sparse_pages[0].id:
         order.remove(str(dense_pages[0].id))
         order.insert(0, str(dense_pages[0].id))
+    if dense_pages and sparse_pages:
+        order = supported(order, dense_pages, sparse_pages, k)
     results = []
     for url in order[:k]:
         result = hit(best[url].payload, scores[url])
         result["matches"] = len(matches[url])
         results.append(result)
     return results
+
+
+def supported(order: list[str], dense: list[Candidate], sparse: list[Candidate], k: int) -> list[str]:
+    """The first ``k`` of the fused ``order`` with no page more than one place above the better of
+    its two half ranks (``dense`` and ``sparse``: each half's page ranking): each place goes to the
+    best fused page that a half ranks at that place or the next, while one is left, else to the best
+    fused page."""
+    best: dict[str, int] = {}
+    for pages in (dense, sparse):
+        for place, page in enumerate(pages, 1):
+            best[str(page.id)] = min(best.get(str(page.id), place), place)
+    left, placed = list(order), []
+    while left and len(placed) < k:
+        place = len(placed) + 1
+        url = next((url for url in left if best.get(url, place + 2) <= place + 1), left[0])
+        left.remove(url)
+        placed.append(url)
+    return placed
 
 
 def page_ranking(side: list[Candidate], tuning: SearchTuning = DEFAULT_TUNING) -> list[Candidate]:
