@@ -195,6 +195,12 @@ def cold_search(path: Path, queries: list[str], runs: int, trees: tuple[Path, ..
                 **extra: str) -> dict:
     """Cold ``scrapy search`` runs of each tree in ``trees``, alternating query by query; the
     figures of the first tree, with those of the others under ``trees``."""
+    import compileall
+
+    # As an installed package is: with its bytecode (PYTHONDONTWRITEBYTECODE would otherwise make
+    # every run compile the modules it imports).
+    for tree in trees:
+        compileall.compile_dir(tree / "harvester", quiet=1)
     env = dict(os.environ, HARVESTER_QDRANT_PATH=str(path), HARVESTER_QDRANT_COLLECTION="c", HF_HUB_OFFLINE="1",
                **extra)
     walls: dict[Path, list[float]] = {tree: [] for tree in trees}
