@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["declares_article", "narrow_article", "prune_article", "prune_link_blocks", "trim_article_edges"]
+__all__ = ["declares_article", "drop_media", "narrow_article", "prune_article", "prune_link_blocks",
+           "trim_article_edges"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
 # Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
@@ -366,3 +367,23 @@ def _inline(el: HtmlElement) -> bool:
         return False
     return bool(parent.text and parent.text.strip()) or any(
         c is not el and c.tail and c.tail.strip() for c in parent)
+
+
+# Media of a story: photos, galleries and embeds, whose alt text and captions are credits, not text.
+_MEDIA_TAGS = ("img", "picture", "figure", "video", "audio")
+# What a figure can hold that is content (a listing, a table, a quote): such a figure loses only its images.
+_FIGURE_CONTENT = ("pre", "table", "blockquote", "code", "math")
+
+
+def drop_media(main: HtmlElement) -> None:
+    """Remove the photos and figures of an article page with their alt text and captions; a
+    figure that holds a code listing, a table or a quote keeps them."""
+    doomed = []
+    for el in main.iterdescendants(*_MEDIA_TAGS):
+        if el.tag == "figure" and next(el.iter(*_FIGURE_CONTENT), None) is not None:
+            continue
+        doomed.append(el)
+    marked = set(doomed)
+    for el in doomed:
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)

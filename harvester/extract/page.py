@@ -44,6 +44,7 @@ from lxml import etree
 
 from harvester.extract.article import (
     declares_article,
+    drop_media,
     narrow_article,
     prune_article,
     prune_link_blocks,
@@ -158,6 +159,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
             if links:
                 prune_link_blocks(main)
                 trim_article_edges(main)
+                drop_media(main)
         anchors = heading_anchors(main)
         prepare_main(main, base, rules)
         md = convert(main)  # tidied by the converter (register_converter)
@@ -171,6 +173,8 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
         return _page(meta, md, element_headings(main), degraded=False, generator=generator, text=text,
                      anchors=anchors)
 
+    if links:
+        drop_media(root)  # an article's photos are credits and captions here too
     absolutize_links(root, base)
     md = _trafilatura(root, url)
     text = visible_text(md)
