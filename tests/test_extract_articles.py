@@ -249,3 +249,38 @@ def test_an_article_page_leaves_out_the_labels_around_its_story() -> None:
         assert kept in md
     for label in ("HARBOUR NEWS", "19:09", "Updated", "Advert", "comments"):
         assert label not in md
+
+
+# A news story's photos the way news themes write them: a lead photo whose alt text repeats its caption
+# and credit, a photo inside the text, and a figure that holds a code listing (a developer blog's).
+PHOTOS = f"""<!doctype html><html><head><title>Harbour crane</title>
+<meta property="og:type" content="article"></head><body><main><h1>A new crane for the harbour</h1>
+<figure class="lead"><picture><source srcset="/crane.webp"><img src="/crane.jpg"
+ alt="The crane on its barge at dawn. Photo: Ada Lee / Courier"></picture></figure>
+<p>{PARA} The crane arrived by sea on Monday.</p>
+<p><img src="/master.jpg" alt="Harbour master Jo Park, Getty Images"></p>
+<p>{PARA} It will be in service from spring, the harbour master said.</p>
+<figure><pre><code>crane.lift(tons=40)</code></pre><img src="/plot.png" alt="Load chart"></figure>
+</main></body></html>"""
+# The same page with no main element: trafilatura's Markdown is the fallback.
+PHOTOS_BARE = PHOTOS.replace("<main>", "<div>").replace("</main>", "</div>")
+
+
+@pytest.mark.parametrize("html", [PHOTOS, PHOTOS_BARE], ids=["main", "fallback"])
+def test_an_article_page_leaves_out_its_photos_alt_text_and_credits(html: str) -> None:
+    md = extract_page(html, "http://127.0.0.1:18300/news/crane").markdown
+    assert "arrived by sea" in md and "in service from spring" in md
+    for credit in ("Photo: Ada Lee", "Getty Images", "crane.jpg", "master.jpg"):
+        assert credit not in md
+
+
+def test_an_article_figure_keeps_its_code_listing() -> None:
+    md = extract_page(PHOTOS, "http://127.0.0.1:18300/news/crane").markdown
+    assert "crane.lift(tons=40)" in md
+    assert "Load chart" not in md
+
+
+def test_a_page_that_is_no_article_keeps_its_images() -> None:
+    html = PHOTOS.replace('<meta property="og:type" content="article">', "")
+    md = extract_page(html, "http://127.0.0.1:18300/guide/crane").markdown
+    assert "![Harbour master Jo Park, Getty Images](http://127.0.0.1:18300/master.jpg)" in md
