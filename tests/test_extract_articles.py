@@ -284,3 +284,27 @@ def test_a_page_that_is_no_article_keeps_its_images() -> None:
     html = PHOTOS.replace('<meta property="og:type" content="article">', "")
     md = extract_page(html, "http://127.0.0.1:18300/guide/crane").markdown
     assert "![Harbour master Jo Park, Getty Images](http://127.0.0.1:18300/master.jpg)" in md
+
+
+# A press release's photo with its caption in plain blocks (no figure), a paragraph with an inline
+# photo, and a newsletter box in an aside long enough to read as prose.
+BOXES = f"""<!doctype html><html><head><title>Rail link</title>
+<meta property="og:type" content="article"></head><body><main><h1>The rail link opens</h1>
+<p>{PARA} The first train left at six.</p>
+<div class="m-3"><div class="m-3-i"><img src="/train.jpg" alt=""></div>
+ <p class="m-3-t">The first train at the platform in the morning light, with the mayor and its driver.
+ Picture: Rail press office</p></div>
+<p><img src="/map.png" alt="">The line runs along the coast for forty kilometres, with six stations.</p>
+<p>{PARA} Tickets go on sale next week, the operator said.</p>
+<aside class="box-wide"><h3>Stay informed</h3><p>Every weekday morning our editors pick the stories
+ that matter for your commute, your city and your weekend, with the weather and the traffic, in one
+ short email that you can read in five minutes. Sign up now, it is free and you can leave at any time.</p></aside>
+</main></body></html>"""
+
+
+def test_an_article_page_leaves_out_photo_captions_and_asides_that_read_as_prose() -> None:
+    md = extract_page(BOXES, "http://127.0.0.1:18300/news/rail").markdown
+    for kept in ("The first train left at six.", "runs along the coast for forty kilometres", "Tickets go on sale"):
+        assert kept in md
+    for box in ("Rail press office", "first train at the platform", "Stay informed", "editors pick the stories"):
+        assert box not in md

@@ -376,14 +376,39 @@ _FIGURE_CONTENT = ("pre", "table", "blockquote", "code", "math")
 
 
 def drop_media(main: HtmlElement) -> None:
-    """Remove the photos and figures of an article page with their alt text and captions; a
-    figure that holds a code listing, a table or a quote keeps them."""
+    """Remove the photos and figures of an article page with their alt text and captions (the
+    smallest box around a photo that holds no more than a caption's text); a figure that holds a
+    code listing, a table or a quote keeps them. Asides go too, whatever their length: on an
+    article page they are boxes beside the story (newsletter, paywall, pull quotes)."""
     doomed = []
-    for el in main.iterdescendants(*_MEDIA_TAGS):
+    for el in main.iterdescendants(*_MEDIA_TAGS, "aside"):
         if el.tag == "figure" and next(el.iter(*_FIGURE_CONTENT), None) is not None:
             continue
-        doomed.append(el)
+        if el.tag == "aside":
+            if not _holds_title(el):
+                doomed.append(el)
+            continue
+        doomed.append(_photo_box(el, main))
     marked = set(doomed)
-    for el in doomed:
+    for el in dict.fromkeys(doomed):
         if marked.isdisjoint(el.iterancestors()):
             _drop(el)
+
+
+# Boxes a photo and its caption sit in, and the most text such a box holds beside its photo.
+_PHOTO_BOX_TAGS = frozenset({"div", "span", "a", "figure", "picture", "center", "section"})
+_CAPTION_CHARS = 200
+
+
+def _photo_box(el: HtmlElement, main: HtmlElement) -> HtmlElement:
+    box = el
+    parent = box.getparent()
+    while (parent is not None and parent is not main and parent.tag in _PHOTO_BOX_TAGS
+           and _text_len(parent) <= _CAPTION_CHARS and next(parent.iter(*_KEPT_TEXT), None) is None):
+        box = parent
+        parent = box.getparent()
+    return box
+
+
+# Blocks a photo box never holds: a heading, a list, a table, a listing, a quote.
+_KEPT_TEXT = ("h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "dl", "table", "pre", "blockquote")
