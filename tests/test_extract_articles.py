@@ -308,3 +308,24 @@ def test_an_article_page_leaves_out_photo_captions_and_asides_that_read_as_prose
         assert kept in md
     for box in ("Rail press office", "first train at the platform", "Stay informed", "editors pick the stories"):
         assert box not in md
+
+
+# Teasers of other stories inside the main element, each a linked headline over an excerpt that is
+# not link text (a news theme's "More stories" module), after a story with a subheading that links
+# to its own anchor.
+TEASER = "".join(f'<div class="c"><h3><a href="/news/{i}">Council votes on the budget of district {i}</a></h3>'
+                 f'<p>The council met on Tuesday to vote on the budget of district {i}, which grows by a tenth '
+                 'next year, and heard the residents on the new parking rules.</p></div>' for i in range(3))
+TEASERS = f"""<!doctype html><html><head><title>Tram line opens</title>
+<meta property="og:type" content="article"></head><body><main><h1>Tram line opens</h1>
+<p>{PARA} {PARA} The first tram left at six.</p><h2 id="route"><a href="#route">The route</a></h2>
+<p>{PARA} {PARA} The line runs from the station to the harbour.</p><p>{PARA} It runs every ten minutes.</p>
+<section class="s-2"><h2>More stories</h2>{TEASER}</section></main></body></html>"""
+
+
+def test_an_article_page_leaves_out_teasers_of_other_stories() -> None:
+    md = extract_page(TEASERS, "http://127.0.0.1:18300/news/tram").markdown
+    assert "The first tram left at six." in md and "runs from the station to the harbour" in md
+    assert "The route" in md
+    for teaser in ("More stories", "Council votes", "The council met"):
+        assert teaser not in md

@@ -412,3 +412,39 @@ def _photo_box(el: HtmlElement, main: HtmlElement) -> HtmlElement:
 
 # Blocks a photo box never holds: a heading, a list, a table, a listing, a quote.
 _KEPT_TEXT = ("h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "dl", "table", "pre", "blockquote")
+
+
+# A teaser is a heading that is one link to another page; blocks that hold this many are listings.
+_TEASER_HEADINGS = 2
+# The most text a listing holds per teaser (its headline and excerpt): more is a story with linked headings.
+_TEASER_CHARS = 600
+_TEASER_BLOCK_TAGS = ("section", "div", "ul", "ol", "nav", "aside", "table")
+
+
+def prune_teasers(main: HtmlElement) -> None:
+    """Remove the blocks of an article page that list other stories as teasers: two headings or more
+    that are each a link to another page (with or without an excerpt under them: "More stories",
+    "Latest", "You may also like"), and no more text than such teasers hold. A subheading of the
+    story is no link, or a link to its own anchor."""
+    teasers: list[HtmlElement] = []
+    for heading in main.iterdescendants(*_HEADINGS):
+        links = [a for a in heading.iter("a") if not (a.get("href") or "#").startswith("#")]
+        text = _text_len(heading)
+        if links and text and sum(_text_len(a) for a in links) >= text * _LINK_SHARE:
+            teasers.append(heading)
+    if len(teasers) < _TEASER_HEADINGS:
+        return
+    counts: dict[HtmlElement, int] = {}
+    for heading in teasers:
+        for el in heading.iterancestors():
+            if el is main:
+                break
+            counts[el] = counts.get(el, 0) + 1
+    limit = _text_len(main) * _MAX_SHARE
+    doomed = [el for el, n in counts.items()
+              if n >= _TEASER_HEADINGS and el.tag in _TEASER_BLOCK_TAGS and _text_len(el) <= limit
+              and not _holds_title(el) and _text_len(el) <= n * _TEASER_CHARS]
+    marked = set(doomed)
+    for el in doomed:
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)

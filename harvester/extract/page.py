@@ -48,6 +48,7 @@ from harvester.extract.article import (
     narrow_article,
     prune_article,
     prune_link_blocks,
+    prune_teasers,
     trim_article_edges,
 )
 from harvester.extract.cleaning import DROP_TAGS, absolutize_links, prepare_main
@@ -158,6 +159,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
             prune_article(main)
             if links:
                 prune_link_blocks(main)
+                prune_teasers(main)
                 trim_article_edges(main)
                 drop_media(main)
         anchors = heading_anchors(main)
