@@ -9,8 +9,10 @@ conventional markup (WordPress, Blogger, Disqus, schema.org ``Comment``), blocks
 names a widget (readability's "unlikely candidates"), asides and footers. ``prune_link_blocks``
 removes the link lists (latest news, related stories, menus) by their link density, but only on
 pages that declare themselves articles (``declares_article``): on a documentation page no profile
-knows, a "See also" list is content. On such pages ``trim_article_edges`` also removes the short
-labels before the story's first long paragraph and after its last (kickers, datelines, "Advert").
+knows, a "See also" list is content. On such pages ``prune_teasers`` removes the lists of other
+stories' linked headlines, ``trim_article_edges`` the short labels before the story's first long
+paragraph and after its last (kickers, datelines, "Advert"), and ``drop_media`` the photos with the
+box that holds their caption and credit, and the asides.
 A block holding a large share of the element's text or the page's ``h1`` is never removed, so a
 wrapper with an odd class name cannot take the article with it.
 """
