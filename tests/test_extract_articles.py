@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from harvester.chunking.context import context_line, heading_paths
 from harvester.extract.article import declares_article, narrow_article, prune_article
-from harvester.extract.page import extract_page, parse_html
+from harvester.extract.page import ExtractedPage, extract_page, parse_html
 
 PARA = ("Generators are lazy: each value is computed only when the loop asks for it, so a pipeline "
         "of them holds one item in memory at a time however long the input is.")
@@ -74,8 +75,13 @@ NEWS = f"""<!doctype html><html lang="en"><head><title>River floods the old town
 
 
 @pytest.fixture(scope="module")
-def blog() -> str:
-    return extract_page(BLOG, "http://127.0.0.1:18300/2024/03/lazy-pipelines/").markdown
+def blog_page() -> ExtractedPage:
+    return extract_page(BLOG, "http://127.0.0.1:18300/2024/03/lazy-pipelines/")
+
+
+@pytest.fixture(scope="module")
+def blog(blog_page: ExtractedPage) -> str:
+    return blog_page.markdown
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +90,19 @@ def news() -> str:
 
 
 def test_a_blog_post_keeps_its_text_code_listing_and_table(blog: str) -> None:
-    assert "# Lazy pipelines in Python" in blog
     assert "Generators are lazy" in blog
     assert "```python\ndef read(path):\n    with open(path) as f:\n        yield from f\n" in blog
     assert "| stage | memory |" in blog
     assert "| numbers | 1 int |" in blog
     assert "That is the whole trick" in blog
+
+
+def test_an_article_title_is_metadata_and_context_not_a_heading(blog_page: ExtractedPage) -> None:
+    assert blog_page.title == "Lazy pipelines in Python"
+    assert "Lazy pipelines" not in blog_page.markdown
+    # What search embeds: every chunk's context line starts with the title.
+    contexts = [context_line(blog_page.title, path) for path in heading_paths(blog_page.headings) or [()]]
+    assert all(c.startswith("Lazy pipelines in Python") for c in contexts), contexts
 
 
 @pytest.mark.parametrize("chrome", [

@@ -11,8 +11,9 @@ removes the link lists (latest news, related stories, menus) by their link densi
 pages that declare themselves articles (``declares_article``): on a documentation page no profile
 knows, a "See also" list is content. On such pages ``prune_teasers`` removes the lists of other
 stories' linked headlines, ``trim_article_edges`` the short labels before the story's first long
-paragraph and after its last (kickers, datelines, "Advert"), and ``drop_media`` the photos with the
-box that holds their caption and credit, and the asides.
+paragraph and after its last (kickers, datelines, "Advert"), ``drop_media`` the photos with the
+box that holds their caption and credit, and the asides, and ``drop_title`` the heading that repeats
+the page's title (metadata, in every chunk's context line, and not the article's text).
 A block holding a large share of the element's text or the page's ``h1`` is never removed, so a
 wrapper with an odd class name cannot take the article with it.
 """
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["declares_article", "drop_media", "narrow_article", "prune_article", "prune_link_blocks",
+__all__ = ["declares_article", "drop_media", "drop_title", "narrow_article", "prune_article", "prune_link_blocks",
            "trim_article_edges"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
@@ -450,3 +451,21 @@ def prune_teasers(main: HtmlElement) -> None:
     for el in doomed:
         if marked.isdisjoint(el.iterancestors()):
             _drop(el)
+
+
+def drop_title(main: HtmlElement, title: str) -> None:
+    """Remove the article's title heading: the first ``h1`` whose text the page's title holds. On an
+    article page the title is metadata (the item's ``title`` and every chunk's context line), not
+    text; an ``h1`` that says more than the title (a headline under a site-name title) stays."""
+    wanted = _folded(title)
+    if not wanted:
+        return
+    for h1 in main.iter("h1"):
+        text = _folded(h1.text_content().replace("¶", ""))
+        if text and text in wanted:
+            _drop(h1)
+            return
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()

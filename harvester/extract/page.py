@@ -45,6 +45,7 @@ from lxml import etree
 from harvester.extract.article import (
     declares_article,
     drop_media,
+    drop_title,
     narrow_article,
     prune_article,
     prune_link_blocks,
@@ -164,6 +165,9 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
                 drop_media(main)
         anchors = heading_anchors(main)
         prepare_main(main, base, rules)
+        if links:
+            # After the generic cleaning, which takes a header for chrome once it holds no heading.
+            drop_title(main, meta["title"])
         md = convert(main)  # tidied by the converter (register_converter)
         text = visible_text(md)
         if not text:
@@ -177,6 +181,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
 
     if links:
         drop_media(root)  # an article's photos are credits and captions here too
+        drop_title(root, meta["title"])
     absolutize_links(root, base)
     md = _trafilatura(root, url)
     text = visible_text(md)
