@@ -22,10 +22,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from lxml import etree
+
+from harvester.extract.converters.conventions import tidy_markdown, visible_text
+from harvester.markdown.grammar import heading as md_heading
+
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["declares_article", "drop_media", "drop_title", "narrow_article", "prune_article", "prune_link_blocks",
+__all__ = ["declares_article", "drop_media", "drop_title", "drop_title_heading", "narrow_article", "prune_article", "prune_link_blocks",
            "trim_article_edges"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
@@ -263,14 +268,29 @@ _PROMO_LINK = 25
 
 
 def declares_article(root: HtmlElement, published: str | None) -> bool:
-    """Whether the page says it is an article: a publication date or ``og:type`` "article"."""
+    """Whether the page says it is an article: a publication date, ``og:type`` "article", or a
+    schema.org article type (``NewsArticle``, ``BlogPosting``...) in its JSON-LD or microdata. Meta tags
+    are read wherever the parser put them (a stray element in ``<head>`` ends it early)."""
     if published:
         return True
-    head = root.find("head")
-    for meta in head.iter("meta") if head is not None else ():
+    for meta in root.iter("meta"):
         if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
-            return (meta.get("content") or "").strip().lower() == "article"
-    return False
+            if (meta.get("content") or "").strip().lower() == "article":
+                return True
+            break
+    for script in root.iter("script"):
+        if (script.get("type") or "").strip().lower() == "application/ld+json" and script.text \
+                and any(not _DOC_TYPES.search(t) for t in _JSONLD_ARTICLE.findall(script.text)):
+            return True
+    return any(_ARTICLE_TYPE.search(t) and not _DOC_TYPES.search(t) for t in _ITEMTYPES(root))
+
+
+# schema.org's article types by the end of their names, in JSON-LD and microdata; its technical
+# articles are what documentation generators declare, and documentation keeps its link lists.
+_JSONLD_ARTICLE = re.compile(r'"@type"\s*:\s*(?:\[[^\]]*?)?"([\w:/.]*(?:Article|Posting))"')
+_ARTICLE_TYPE = re.compile(r"(?:Article|Posting)$")
+_DOC_TYPES = re.compile(r"TechArticle|APIReference")
+_ITEMTYPES = etree.XPath("//@itemtype")
 
 
 def prune_link_blocks(main: HtmlElement) -> None:
@@ -306,10 +326,30 @@ def prune_link_blocks(main: HtmlElement) -> None:
         if (total and links[el] >= _MIN_LINKS and linked[el] >= total * _LINK_SHARE
                 and total - linked[el] <= plain_total * _MAX_PLAIN_SHARE and not _holds_title(el)):
             doomed.append(el)
+    _drop_headed(doomed)
+
+
+def _drop_headed(doomed: list[HtmlElement]) -> None:
+    """Remove the blocks (the outermost of them) and the heading right before one when it headed
+    nothing else ("Related coverage", "More on this"): the next block after it is a heading of its
+    level or above, or none."""
     marked = set(doomed)
-    for el in doomed:
+    headings = []
+    for el in dict.fromkeys(doomed):
         if marked.isdisjoint(el.iterancestors()):
+            prev = el.getprevious()
+            if (prev is not None and prev.tag in _HEADINGS and not (prev.tail or "").strip()
+                    and _text_len(prev) <= _EDGE_LABEL):
+                headings.append(prev)
             _drop(el)
+    for heading in headings:
+        if heading.getparent() is None or (heading.tail or "").strip():
+            continue
+        after = heading.getnext()
+        while after is not None and not isinstance(after.tag, str):
+            after = after.getnext()
+        if after is None or (after.tag in _HEADINGS and after.tag <= heading.tag):
+            _drop(heading)
 
 
 def _chars(text: str | None) -> int:
@@ -331,14 +371,16 @@ _PARAGRAPH_SHARE = 0.5
 
 
 def trim_article_edges(main: HtmlElement) -> None:
-    """Remove the short labels before the article's first long paragraph and after its last one:
+    """Remove the short labels before the article's first paragraph and after its last one (a
+    paragraph: a long one, or a sentence longer than a label):
     kickers, bylines, datelines, "Updated", share and advert labels, "Tell us what you think". Short
     blocks that end a sentence stay (a sign-off, a closing line), and so do headings, lists, tables,
     quotes, figures and code wherever they are."""
     order = {el: i for i, el in enumerate(main.iter())}
     paragraphs = [(p, len(p.text_content().strip())) for p in main.iter("p")]
-    story = [p for p, length in paragraphs if length >= _STORY_PARAGRAPH]
-    if not story or sum(length for _, length in paragraphs) < _PARAGRAPH_SHARE * _text_len(main):
+    story = [p for p, length in paragraphs if length >= _STORY_PARAGRAPH
+             or (length > _EDGE_LABEL and p.text_content().rstrip().endswith(_SENTENCE_END))]
+    if not story or sum(length for _, length in paragraphs) < _PARAGRAPH_SHARE * _shown_len(main):
         return
     first = order[story[0]]
     last_el = story[-1]
@@ -360,6 +402,14 @@ def trim_article_edges(main: HtmlElement) -> None:
     for el in doomed:
         if marked.isdisjoint(el.iterancestors()):
             _drop(el)
+
+
+# Text no reader sees (scripts and styles, which the generic cleaner drops later).
+_SHOWN_TEXT = etree.XPath(".//text()[not(ancestor::script or ancestor::style)]")
+
+
+def _shown_len(el: HtmlElement) -> int:
+    return len("".join(_SHOWN_TEXT(el)).strip())
 
 
 def _inline(el: HtmlElement) -> bool:
@@ -447,24 +497,41 @@ def prune_teasers(main: HtmlElement) -> None:
     doomed = [el for el, n in counts.items()
               if n >= _TEASER_HEADINGS and el.tag in _TEASER_BLOCK_TAGS and _text_len(el) <= limit
               and not _holds_title(el) and _text_len(el) <= n * _TEASER_CHARS]
-    marked = set(doomed)
-    for el in doomed:
-        if marked.isdisjoint(el.iterancestors()):
-            _drop(el)
+    _drop_headed(doomed)
 
 
 def drop_title(main: HtmlElement, title: str) -> None:
-    """Remove the article's title heading: the first ``h1`` whose text the page's title holds. On an
+    """Remove the article's title heading: the first ``h1`` that repeats the page's title. On an
     article page the title is metadata (the item's ``title`` and every chunk's context line), not
     text; an ``h1`` that says more than the title (a headline under a site-name title) stays."""
-    wanted = _folded(title)
-    if not wanted:
-        return
     for h1 in main.iter("h1"):
-        text = _folded(h1.text_content().replace("¶", ""))
-        if text and text in wanted:
+        if _repeats_title(h1.text_content().replace("¶", ""), title):
             _drop(h1)
             return
+
+
+def drop_title_heading(md: str, title: str) -> str:
+    """``md`` (an extractor's Markdown) without its first heading when that heading repeats the
+    page's title (``drop_title`` for Markdown that did not come from the tree)."""
+    lines = md.split("\n")
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            break
+        found = md_heading(line)
+        if found is not None:
+            if _repeats_title(visible_text(found[1]), visible_text(title)):
+                return tidy_markdown("\n".join(lines[:i] + lines[i + 1:]))
+            break
+    return md
+
+
+# Share of the title a heading must hold to repeat it: the site's name in the logo's h1 does not.
+_TITLE_SHARE = 0.5
+
+
+def _repeats_title(text: str, title: str) -> bool:
+    text, title = _folded(text), _folded(title)
+    return bool(text) and text in title and len(text) >= _TITLE_SHARE * len(title)
 
 
 def _folded(text: str) -> str:

@@ -46,6 +46,7 @@ from harvester.extract.article import (
     declares_article,
     drop_media,
     drop_title,
+    drop_title_heading,
     narrow_article,
     prune_article,
     prune_link_blocks,
@@ -161,8 +162,8 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
             if links:
                 prune_link_blocks(main)
                 prune_teasers(main)
-                trim_article_edges(main)
                 drop_media(main)
+                trim_article_edges(main)
         anchors = heading_anchors(main)
         prepare_main(main, base, rules)
         if links:
@@ -181,9 +182,11 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
 
     if links:
         drop_media(root)  # an article's photos are credits and captions here too
-        drop_title(root, meta["title"])
     absolutize_links(root, base)
     md = _trafilatura(root, url)
+    if links:
+        # From the Markdown: trafilatura finds the article by its title heading.
+        md = drop_title_heading(md, meta["title"])
     text = visible_text(md)
     if len(text) >= min_chars:
         return _page(meta, md, markdown_headings(md), degraded=False, generator=generator, text=text)
