@@ -7,7 +7,12 @@ from __future__ import annotations
 import pytest
 
 from harvester.chunking.context import context_line, heading_paths
-from harvester.extract.article import declares_article, narrow_article, prune_article
+from harvester.extract.article import (
+    declares_article,
+    drop_title_heading,
+    narrow_article,
+    prune_article,
+)
 from harvester.extract.page import ExtractedPage, extract_page, parse_html
 
 PARA = ("Generators are lazy: each value is computed only when the loop asks for it, so a pipeline "
@@ -342,3 +347,55 @@ def test_an_article_page_leaves_out_teasers_of_other_stories() -> None:
     assert "The route" in md
     for teaser in ("More stories", "Council votes", "The council met"):
         assert teaser not in md
+
+
+@pytest.mark.parametrize(("html", "expected"), [
+    ('<head><script type="application/ld+json">{"@type": "NewsArticle", "headline": "Tram"}</script></head>', True),
+    ('<head><script type="application/ld+json">{"@type": ["BlogPosting"]}</script></head>', True),
+    ('<body><div itemscope itemtype="https://schema.org/Article"><p>x</p></div></body>', True),
+    # A documentation generator's technical article keeps its link lists.
+    ('<head><script type="application/ld+json">{"@type": "TechArticle"}</script></head>', False),
+    # A stray element in <head> ends it: the meta tags after it land in the body.
+    ('<head><title>Tram</title><div>x</div><meta property="og:type" content="article"></head>', True),
+])
+def test_a_page_declares_itself_an_article_by_its_schema_type_or_a_misplaced_meta(html: str, expected: bool) -> None:
+    root = parse_html(f"<html>{html}<body><p>{PARA}</p></body></html>")
+    assert declares_article(root, None) is expected
+
+
+# trafilatura's Markdown of an article page with no main element keeps a title heading written as an
+# h2 under the site's h1: the fallback removes it as the main element's path removes the h1.
+@pytest.mark.parametrize(("md", "expected"), [
+    ("## Tram line opens\n\nThe first tram left at six.", "The first tram left at six."),
+    ("By Ann\n\n# Tram line opens\n\nThe first tram left at six.", "By Ann\n\nThe first tram left at six."),
+    # A heading that says more than the title, or only the site's name, stays.
+    ("# Tram line opens on the coast\n\nText.", "# Tram line opens on the coast\n\nText."),
+    ("# Courier\n\nText.", "# Courier\n\nText."),
+])
+def test_the_fallback_leaves_out_the_heading_that_repeats_the_title(md: str, expected: str) -> None:
+    assert drop_title_heading(md, "Tram line opens - Courier").strip() == expected
+
+
+# A news theme's story with what it hides (a gallery overlay's counter), an advert's label between its
+# paragraphs, a "Related coverage" heading over a link list, an "Updated" line that ends like a
+# sentence, the date in microdata, scripts that outweigh the text, and a dateline after the story.
+SCRIPT = "<script>" + "var slot = 1;" * 300 + "</script>"
+LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
+<meta property="og:type" content="article"></head><body><main><h1>A new crane for the harbour</h1>
+<p>UPDATED: Tue., Nov. 19, 2019.</p><span itemprop="datePublished">terça-feira, 19 de novembro de 2019</span>
+<div class="gallery hidden"><span>1</span> of <span>8</span> Back to Gallery</div>
+<p style="display: none">Photo 1 / 8</p>{SCRIPT}
+<p>The crane arrived by sea on Monday, and it lifts twice the weight of the old one.</p>
+<div class="slot-3"><span>ADVERTISEMENT</span></div>
+<p>It will be in service from spring, the harbour master said at the quay on Monday.</p>
+<h3>Related coverage</h3><ul><li><a href="/a/1">Council approves the new quay</a></li>
+<li><a href="/a/2">Ferry timetable changes</a></li></ul>
+<div class="when">Published 10:02 AM EST Nov 19, 2019</div></main></body></html>"""
+
+
+def test_an_article_page_leaves_out_hidden_blocks_advert_labels_and_datelines() -> None:
+    md = extract_page(LABELS, "http://127.0.0.1:18300/news/crane").markdown
+    assert "arrived by sea" in md and "in service from spring" in md
+    for chrome in ("Back to Gallery", "1 / 8", "ADVERTISEMENT", "Related coverage", "Council approves",
+                   "UPDATED", "novembro", "10:02"):
+        assert chrome not in md, chrome

@@ -30,7 +30,7 @@ from harvester.markdown.grammar import heading as md_heading
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["declares_article", "drop_media", "drop_title", "drop_title_heading", "narrow_article", "prune_article", "prune_link_blocks",
+__all__ = ["declares_article", "drop_hidden", "drop_media", "drop_title", "drop_title_heading", "narrow_article", "prune_article", "prune_link_blocks",
            "trim_article_edges"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
@@ -60,6 +60,8 @@ _CONTENT = re.compile(
     r"article-?body|articlebody|article-?content|article-?text|entry-?content|post-?body|post-?content"
     r"|post-?text|story-?body|story-?content|main-?content|blog-?post|body-?text|rich-?text", re.I)
 _DROP_TAGS = ("footer", "figcaption")
+_DATE_PROPS = frozenset({"datePublished", "dateModified", "dateCreated"})
+_DATE_CHARS = 80
 # Non-link text from which an aside is prose (a note, a digression), as the generic cleaner judges it.
 _PROSE_CHARS = 200
 # Share of the element's text a block may hold and still be removed: more is the article.
@@ -98,7 +100,10 @@ def _is_comments(el: HtmlElement, tag: str) -> bool:
 
 
 def _is_dateline(el: HtmlElement, tag: str) -> bool:
-    """A ``<time>`` standing alone (a dateline), not one inside a sentence."""
+    """A ``<time>`` standing alone (a dateline), not one inside a sentence; a short block that is
+    the article's date in microdata (``itemprop="datePublished"``)."""
+    if el.get("itemprop") in _DATE_PROPS and tag in _BOX_TAGS:
+        return _text_len(el) <= _DATE_CHARS
     if tag != "time":
         return False
     parent = el.getparent()
@@ -331,8 +336,8 @@ def prune_link_blocks(main: HtmlElement) -> None:
 
 def _drop_headed(doomed: list[HtmlElement]) -> None:
     """Remove the blocks (the outermost of them) and the heading right before one when it headed
-    nothing else ("Related coverage", "More on this"): the next block after it is a heading of its
-    level or above, or none."""
+    nothing else ("Related coverage", "More on this"): what follows it up to the next heading of its
+    level or above is no more than a label's text."""
     marked = set(doomed)
     headings = []
     for el in dict.fromkeys(doomed):
@@ -345,10 +350,12 @@ def _drop_headed(doomed: list[HtmlElement]) -> None:
     for heading in headings:
         if heading.getparent() is None or (heading.tail or "").strip():
             continue
-        after = heading.getnext()
-        while after is not None and not isinstance(after.tag, str):
-            after = after.getnext()
-        if after is None or (after.tag in _HEADINGS and after.tag <= heading.tag):
+        section = 0
+        for after in heading.itersiblings():
+            if isinstance(after.tag, str) and after.tag in _HEADINGS and after.tag <= heading.tag:
+                break
+            section += _text_len(after) if isinstance(after.tag, str) else 0
+        if section <= _EDGE_LABEL:
             _drop(heading)
 
 
@@ -366,6 +373,13 @@ _KEPT_TAGS = frozenset({"pre", "code", "table", "ul", "ol", "dl", "li", "blockqu
 _STORY_PARAGRAPH = 200
 _EDGE_LABEL = 80
 _SENTENCE_END = tuple('.!?:;…"»”)。！？')
+# A date as datelines write it (5/10/2018, 2018-10-05, 19.11.2019, 10:02, Nov. 19 / 19 November), and
+# how long a line with one above the story may be (a byline and its date, "Published by ... in ...").
+_DATE = re.compile(
+    r"\b(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2})\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
+    r"|\b\d{1,2}\.?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b", re.I)
+_DATED_LABEL = 160
 # Share of the element's text its paragraphs must hold: a story told in bare divs has no edges to trim.
 _PARAGRAPH_SHARE = 0.5
 
@@ -374,8 +388,9 @@ def trim_article_edges(main: HtmlElement) -> None:
     """Remove the short labels before the article's first paragraph and after its last one (a
     paragraph: a long one, or a sentence longer than a label):
     kickers, bylines, datelines, "Updated", share and advert labels, "Tell us what you think". Short
-    blocks that end a sentence stay (a sign-off, a closing line), and so do headings, lists, tables,
-    quotes, figures and code wherever they are."""
+    blocks that end a sentence stay (a sign-off, a closing line), before the story only when they
+    hold no date or time (a dateline, "Updated at 1:23 p.m."), and so do headings, lists, tables, quotes, figures and code
+    wherever they are."""
     order = {el: i for i, el in enumerate(main.iter())}
     paragraphs = [(p, len(p.text_content().strip())) for p in main.iter("p")]
     story = [p for p, length in paragraphs if length >= _STORY_PARAGRAPH
@@ -393,7 +408,9 @@ def trim_article_edges(main: HtmlElement) -> None:
         if _inline(el):
             continue  # a word inside a sentence: its block is judged instead
         text = el.text_content().strip()
-        if not text or len(text) > _EDGE_LABEL or text.endswith(_SENTENCE_END):
+        # A dateline or "Updated" line ends in "p.m." or "2019." as often as not.
+        dated = at < first and len(text) <= _DATED_LABEL and _DATE.search(text) is not None
+        if not text or (not dated and (len(text) > _EDGE_LABEL or text.endswith(_SENTENCE_END))):
             continue
         if next(el.iter(*_KEPT_TAGS), None) is not None or any(a.tag in _KEPT_TAGS for a in el.iterancestors()):
             continue
@@ -536,3 +553,38 @@ def _repeats_title(text: str, title: str) -> bool:
 
 def _folded(text: str) -> str:
     return " ".join(text.split()).casefold()
+
+
+# What a theme hides until a script shows it (a gallery's overlay, its counters, a second copy of a
+# caption): the attribute, an inline style, or the class name every CSS framework hides.
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_HIDDEN_CLASSES = frozenset({"hidden", "hide", "is-hidden", "d-none", "display-none"})
+# An advertisement's label, the whole text of its block, in the languages of the news it sits in.
+_AD_LABEL = re.compile(
+    r"(?:advertisement|advertising|advert|ads?|sponsored|anzeige|werbung|publicidad|publicité|pubblicità"
+    r"|reklama|mainos|annonce|continue reading below|(?:story|article) continues below)", re.I)
+_LABEL_CHARS = 40
+
+
+def drop_hidden(main: HtmlElement) -> None:
+    """Remove what an article page hides (``hidden``, ``display: none``, a ``hidden`` class) and the
+    blocks whose whole text is an advertisement's label ("Advertisement", "Anzeige", "Continue
+    reading below"). A hidden block that holds a large share of the text or the ``h1`` stays: some
+    themes hide the story until a script shows it."""
+    limit = _text_len(main) * _MAX_SHARE
+    doomed = []
+    for el in main.iterdescendants():
+        if not isinstance(el.tag, str):
+            continue
+        if el.get("hidden") is not None or _HIDDEN_STYLE.search(el.get("style") or "") or (
+                not _HIDDEN_CLASSES.isdisjoint((el.get("class") or "").lower().split())):
+            if _text_len(el) <= limit and not _holds_title(el):
+                doomed.append(el)
+        elif el.tag in _TEXT_BLOCK_TAGS and not _inline(el):
+            text = el.text_content().strip()
+            if len(text) <= _LABEL_CHARS and _AD_LABEL.fullmatch(text.strip(" -–—:|*[]()")):
+                doomed.append(el)
+    marked = set(doomed)
+    for el in doomed:
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)

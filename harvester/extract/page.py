@@ -44,6 +44,7 @@ from lxml import etree
 
 from harvester.extract.article import (
     declares_article,
+    drop_hidden,
     drop_media,
     drop_title,
     drop_title_heading,
@@ -160,6 +161,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
             narrow_article(main)
             prune_article(main)
             if links:
+                drop_hidden(main)
                 prune_link_blocks(main)
                 prune_teasers(main)
                 drop_media(main)
