@@ -376,9 +376,10 @@ def test_the_fallback_leaves_out_the_heading_that_repeats_the_title(md: str, exp
     assert drop_title_heading(md, "Tram line opens - Courier").strip() == expected
 
 
-# A news theme's story with what it hides (a gallery overlay's counter), an advert's label between its
-# paragraphs, a "Related coverage" heading over a link list, an "Updated" line that ends like a
-# sentence, the date in microdata, scripts that outweigh the text, and a dateline after the story.
+# A news theme's story with what it hides (a gallery overlay's counter), an advert's label and a share
+# link between its paragraphs, a "Related coverage" heading over a link list, an "Updated" line that
+# ends like a sentence, the date in microdata, scripts that outweigh the text, and after the story a
+# dateline and a line of links.
 SCRIPT = "<script>" + "var slot = 1;" * 300 + "</script>"
 LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
 <meta property="og:type" content="article"></head><body><main><h1>A new crane for the harbour</h1>
@@ -386,16 +387,18 @@ LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
 <div class="gallery hidden"><span>1</span> of <span>8</span> Back to Gallery</div>
 <p style="display: none">Photo 1 / 8</p>{SCRIPT}
 <p>The crane arrived by sea on Monday, and it lifts twice the weight of the old one.</p>
-<div class="slot-3"><span>ADVERTISEMENT</span></div>
+<div class="slot-3"><span>ADVERTISEMENT</span></div><p><a href="whatsapp://send?text=Crane">Share on WhatsApp</a></p>
 <p>It will be in service from spring, the harbour master said at the quay on Monday.</p>
 <h3>Related coverage</h3><ul><li><a href="/a/1">Council approves the new quay</a></li>
 <li><a href="/a/2">Ferry timetable changes</a></li></ul>
-<div class="when">Published 10:02 AM EST Nov 19, 2019</div></main></body></html>"""
+<div class="when">Published 10:02 AM EST Nov 19, 2019</div>
+<p>More: <a href="/a/3">The harbour master on the new quay and its cranes</a> and
+<a href="/a/4">What the ferry timetable changes mean for you</a>.</p></main></body></html>"""
 
 
 def test_an_article_page_leaves_out_hidden_blocks_advert_labels_and_datelines() -> None:
     md = extract_page(LABELS, "http://127.0.0.1:18300/news/crane").markdown
     assert "arrived by sea" in md and "in service from spring" in md
     for chrome in ("Back to Gallery", "1 / 8", "ADVERTISEMENT", "Related coverage", "Council approves",
-                   "UPDATED", "novembro", "10:02"):
+                   "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable"):
         assert chrome not in md, chrome

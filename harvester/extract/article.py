@@ -337,7 +337,7 @@ def prune_link_blocks(main: HtmlElement) -> None:
 def _drop_headed(doomed: list[HtmlElement]) -> None:
     """Remove the blocks (the outermost of them) and the heading right before one when it headed
     nothing else ("Related coverage", "More on this"): what follows it up to the next heading of its
-    level or above is no more than a label's text."""
+    level or above holds no more than a label's text outside links."""
     marked = set(doomed)
     headings = []
     for el in dict.fromkeys(doomed):
@@ -354,7 +354,8 @@ def _drop_headed(doomed: list[HtmlElement]) -> None:
         for after in heading.itersiblings():
             if isinstance(after.tag, str) and after.tag in _HEADINGS and after.tag <= heading.tag:
                 break
-            section += _text_len(after) if isinstance(after.tag, str) else 0
+            if isinstance(after.tag, str):
+                section += _text_len(after) - sum(_text_len(a) for a in after.iter("a"))
         if section <= _EDGE_LABEL:
             _drop(heading)
 
@@ -380,21 +381,23 @@ _DATE = re.compile(
     r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
     r"|\b\d{1,2}\.?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b", re.I)
 _DATED_LABEL = 160
+_NOTE_CHARS = 300
 # Share of the element's text its paragraphs must hold: a story told in bare divs has no edges to trim.
 _PARAGRAPH_SHARE = 0.5
 
 
 def trim_article_edges(main: HtmlElement) -> None:
     """Remove the short labels before the article's first paragraph and after its last one (a
-    paragraph: a long one, or a sentence longer than a label):
+    paragraph: a long one, or a sentence longer than a label, not mostly links), and after it the
+    lines that are mostly links;
     kickers, bylines, datelines, "Updated", share and advert labels, "Tell us what you think". Short
     blocks that end a sentence stay (a sign-off, a closing line), before the story only when they
-    hold no date or time (a dateline, "Updated at 1:23 p.m."), and so do headings, lists, tables, quotes, figures and code
-    wherever they are."""
+    hold no date or time (a dateline, "Updated at 1:23 p.m."), and so do headings, lists, tables,
+    quotes, figures and code wherever they are."""
     order = {el: i for i, el in enumerate(main.iter())}
     paragraphs = [(p, len(p.text_content().strip())) for p in main.iter("p")]
-    story = [p for p, length in paragraphs if length >= _STORY_PARAGRAPH
-             or (length > _EDGE_LABEL and p.text_content().rstrip().endswith(_SENTENCE_END))]
+    story = [p for p, length in paragraphs if (length >= _STORY_PARAGRAPH or (
+        length > _EDGE_LABEL and p.text_content().rstrip().endswith(_SENTENCE_END))) and _link_density(p) < _LINK_SHARE]
     if not story or sum(length for _, length in paragraphs) < _PARAGRAPH_SHARE * _shown_len(main):
         return
     first = order[story[0]]
@@ -408,6 +411,9 @@ def trim_article_edges(main: HtmlElement) -> None:
         if _inline(el):
             continue  # a word inside a sentence: its block is judged instead
         text = el.text_content().strip()
+        if at > last and el.tag == "p" and len(text) <= _NOTE_CHARS and _link_density(el) >= _LINK_SHARE:
+            doomed.append(el)  # after the story, a line that is mostly links: tags, "Related: ...", "Follow us"
+            continue
         # A dateline or "Updated" line ends in "p.m." or "2019." as often as not.
         dated = at < first and len(text) <= _DATED_LABEL and _DATE.search(text) is not None
         if not text or (not dated and (len(text) > _EDGE_LABEL or text.endswith(_SENTENCE_END))):
@@ -564,12 +570,19 @@ _AD_LABEL = re.compile(
     r"(?:advertisement|advertising|advert|ads?|sponsored|anzeige|werbung|publicidad|publicité|pubblicità"
     r"|reklama|mainos|annonce|continue reading below|(?:story|article) continues below)", re.I)
 _LABEL_CHARS = 40
+# Links that share the page rather than lead anywhere: messenger schemes and the share endpoints of
+# social networks.
+_SHARE_LINK = re.compile(
+    r"\s*(?:(?:whatsapp|fb-messenger|viber|tg|sms):|(?:https?:)?//(?:www\.|m\.|api\.)?(?:"
+    r"facebook\.com/shar|twitter\.com/(?:intent|share)|x\.com/intent|linkedin\.com/share"
+    r"|pinterest\.\w+/pin/create|reddit\.com/submit|t\.me/share|wa\.me/|whatsapp\.com/send"
+    r"|telegram\.me/share|tumblr\.com/share|getpocket\.com/save|news\.ycombinator\.com/submit))", re.I)
 
 
 def drop_hidden(main: HtmlElement) -> None:
-    """Remove what an article page hides (``hidden``, ``display: none``, a ``hidden`` class) and the
+    """Remove what an article page hides (``hidden``, ``display: none``, a ``hidden`` class), the
     blocks whose whole text is an advertisement's label ("Advertisement", "Anzeige", "Continue
-    reading below"). A hidden block that holds a large share of the text or the ``h1`` stays: some
+    reading below") and the links that share the page ("Share this on WhatsApp"). A hidden block that holds a large share of the text or the ``h1`` stays: some
     themes hide the story until a script shows it."""
     limit = _text_len(main) * _MAX_SHARE
     doomed = []
@@ -580,6 +593,8 @@ def drop_hidden(main: HtmlElement) -> None:
                 not _HIDDEN_CLASSES.isdisjoint((el.get("class") or "").lower().split())):
             if _text_len(el) <= limit and not _holds_title(el):
                 doomed.append(el)
+        elif el.tag == "a" and _SHARE_LINK.match(el.get("href") or ""):
+            doomed.append(el)
         elif el.tag in _TEXT_BLOCK_TAGS and not _inline(el):
             text = el.text_content().strip()
             if len(text) <= _LABEL_CHARS and _AD_LABEL.fullmatch(text.strip(" -–—:|*[]()")):
