@@ -12,6 +12,7 @@ from harvester.extract.article import (
     drop_title_heading,
     narrow_article,
     prune_article,
+    trim_link_tail,
 )
 from harvester.extract.page import ExtractedPage, extract_page, parse_html
 
@@ -376,6 +377,17 @@ def test_the_fallback_leaves_out_the_heading_that_repeats_the_title(md: str, exp
     assert drop_title_heading(md, "Tram line opens - Courier").strip() == expected
 
 
+def test_the_fallback_leaves_out_the_lines_of_links_after_the_story() -> None:
+    md = ("The first tram left at six, and [the mayor](http://a/m) was on it.\n\n| stop | time |\n|---|---|\n"
+          "| Quay | 6:10 |\n\nThe line runs every ten minutes.\n\n## Related\n\n"
+          "- [Ferry timetable changes](http://a/1)\n- [Council approves the quay](http://a/2)\n\n"
+          "[Trams](http://a/t), [Harbour](http://a/h)\n")
+    trimmed = trim_link_tail(md)
+    assert trimmed.rstrip().endswith("## Related")
+    assert "the mayor" in trimmed and "| Quay | 6:10 |" in trimmed
+    assert trim_link_tail(trimmed) == trimmed
+
+
 # A news theme's story with what it hides (a gallery overlay's counter), an advert's label and a share
 # link between its paragraphs, a "Related coverage" heading over a link list, an "Updated" line that
 # ends like a sentence, the date in microdata, scripts that outweigh the text, and after the story a
@@ -389,6 +401,7 @@ LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
 <p>The crane arrived by sea on Monday, and it lifts twice the weight of the old one.</p>
 <div class="slot-3"><span>ADVERTISEMENT</span></div><p><a href="whatsapp://send?text=Crane">Share on WhatsApp</a></p>
 <p>It will be in service from spring, the harbour master said at the quay on Monday.</p>
+<p><a href="/a/5">Cranes of the north</a> | <a href="/a/6">Quay works start</a></p>
 <h3>Related coverage</h3><ul><li><a href="/a/1">Council approves the new quay</a></li>
 <li><a href="/a/2">Ferry timetable changes</a></li></ul>
 <div class="when">Published 10:02 AM EST Nov 19, 2019</div>
@@ -400,5 +413,5 @@ def test_an_article_page_leaves_out_hidden_blocks_advert_labels_and_datelines() 
     md = extract_page(LABELS, "http://127.0.0.1:18300/news/crane").markdown
     assert "arrived by sea" in md and "in service from spring" in md
     for chrome in ("Back to Gallery", "1 / 8", "ADVERTISEMENT", "Related coverage", "Council approves",
-                   "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable"):
+                   "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable", "Cranes of the north"):
         assert chrome not in md, chrome

@@ -30,8 +30,8 @@ from harvester.markdown.grammar import heading as md_heading
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["declares_article", "drop_hidden", "drop_media", "drop_title", "drop_title_heading", "narrow_article", "prune_article", "prune_link_blocks",
-           "trim_article_edges"]
+__all__ = ["declares_article", "drop_hidden", "drop_media", "drop_title", "drop_title_heading", "narrow_article",
+           "prune_article", "prune_link_blocks", "trim_article_edges", "trim_link_tail"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
 # Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
@@ -270,6 +270,7 @@ _MAX_PLAIN_SHARE = 0.15
 # A short paragraph that is mostly one link this long is a promoted story, not a sentence with a link.
 _PROMO_LINK_SHARE = 0.6
 _PROMO_LINK = 25
+_LINKED_LINE = 0.8
 
 
 def declares_article(root: HtmlElement, published: str | None) -> bool:
@@ -323,9 +324,11 @@ def prune_link_blocks(main: HtmlElement) -> None:
     for el in main.iterdescendants(*_LINK_BLOCK_TAGS, "p"):
         total = chars[el]
         if el.tag == "p":
-            # "READ MORE: <a headline>" between the story's paragraphs: a paragraph that is one long link.
-            if (links[el] == 1 and linked[el] >= total * _PROMO_LINK_SHARE and linked[el] >= _PROMO_LINK
-                    and total < _STORY_PARAGRAPH):
+            # "READ MORE: <a headline>" between the story's paragraphs: a paragraph that is one long link;
+            # headlines strung together ("<a>...</a> | <a>...</a>"): links with next to no words between them.
+            promo = links[el] == 1 and linked[el] >= total * _PROMO_LINK_SHARE and linked[el] >= _PROMO_LINK
+            strung = links[el] >= _MIN_LINKS and linked[el] >= total * _LINKED_LINE
+            if (promo or strung) and total < _STORY_PARAGRAPH:
                 doomed.append(el)
             continue
         if (total and links[el] >= _MIN_LINKS and linked[el] >= total * _LINK_SHARE
@@ -603,3 +606,30 @@ def drop_hidden(main: HtmlElement) -> None:
     for el in doomed:
         if marked.isdisjoint(el.iterancestors()):
             _drop(el)
+
+
+# A Markdown link or image, and the list marker a line of them may start with.
+_MD_LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\([^)]*\)")
+_MD_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def trim_link_tail(md: str) -> str:
+    """``md`` (an extractor's Markdown of an article page) without the lines of links it ends with:
+    the related stories and tag lists after the story, each line mostly link text."""
+    lines = md.rstrip("\n").split("\n")
+    end = len(lines)
+    while end:
+        line = lines[end - 1]
+        if not line.strip():
+            end -= 1
+            continue
+        if line.lstrip().startswith(("```", "~~~", "|")):
+            break
+        text = visible_text(_MD_ITEM.sub("", line))
+        linked = sum(len(visible_text(m.group(1))) for m in _MD_LINK.finditer(line))
+        if not text or linked < _LINKED_LINE * len(text):
+            break
+        end -= 1
+    if end == len(lines):
+        return md
+    return tidy_markdown("\n".join(lines[:end]))

@@ -53,6 +53,7 @@ from harvester.extract.article import (
     prune_link_blocks,
     prune_teasers,
     trim_article_edges,
+    trim_link_tail,
 )
 from harvester.extract.cleaning import DROP_TAGS, absolutize_links, prepare_main
 from harvester.extract.converters import DEFAULT_CONVERTER, get_converter
@@ -188,7 +189,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
     md = _trafilatura(root, url)
     if links:
         # From the Markdown: trafilatura finds the article by its title heading.
-        md = drop_title_heading(md, meta["title"])
+        md = trim_link_tail(drop_title_heading(md, meta["title"]))
     text = visible_text(md)
     if len(text) >= min_chars:
         return _page(meta, md, markdown_headings(md), degraded=False, generator=generator, text=text)
