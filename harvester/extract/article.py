@@ -275,8 +275,8 @@ _LINKED_LINE = 0.8
 
 def declares_article(root: HtmlElement, published: str | None) -> bool:
     """Whether the page says it is an article: a publication date, ``og:type`` "article", or a
-    schema.org article type (``NewsArticle``, ``BlogPosting``...) in its JSON-LD or microdata. Meta tags
-    are read wherever the parser put them (a stray element in ``<head>`` ends it early)."""
+    schema.org news or blog type (``NewsArticle``, ``BlogPosting``...) in its JSON-LD or microdata.
+    Meta tags are read wherever the parser put them (a stray element in ``<head>`` ends it early)."""
     if published:
         return True
     for meta in root.iter("meta"):
@@ -286,16 +286,16 @@ def declares_article(root: HtmlElement, published: str | None) -> bool:
             break
     for script in root.iter("script"):
         if (script.get("type") or "").strip().lower() == "application/ld+json" and script.text \
-                and any(not _DOC_TYPES.search(t) for t in _JSONLD_ARTICLE.findall(script.text)):
+                and _JSONLD_NEWS.search(script.text):
             return True
-    return any(_ARTICLE_TYPE.search(t) and not _DOC_TYPES.search(t) for t in _ITEMTYPES(root))
+    return any(_NEWS_TYPE.search(t) for t in _ITEMTYPES(root))
 
 
-# schema.org's article types by the end of their names, in JSON-LD and microdata; its technical
-# articles are what documentation generators declare, and documentation keeps its link lists.
-_JSONLD_ARTICLE = re.compile(r'"@type"\s*:\s*(?:\[[^\]]*?)?"([\w:/.]*(?:Article|Posting))"')
-_ARTICLE_TYPE = re.compile(r"(?:Article|Posting)$")
-_DOC_TYPES = re.compile(r"TechArticle|APIReference")
+# schema.org's news and blog types (NewsArticle and its kinds, BlogPosting, LiveBlogPosting...), in
+# JSON-LD and microdata. Not a bare Article: documentation themes (Read the Docs', MkDocs') mark
+# every page so, and documentation keeps its link lists.
+_JSONLD_NEWS = re.compile(r'"@type"\s*:\s*(?:\[[^\]]*?)?"[\w:/.]*(?:NewsArticle|Posting)"')
+_NEWS_TYPE = re.compile(r"(?:NewsArticle|Posting)$")
 _ITEMTYPES = etree.XPath("//@itemtype")
 
 
