@@ -570,9 +570,10 @@ _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _HIDDEN_CLASSES = frozenset({"hidden", "hide", "is-hidden", "d-none", "display-none"})
 # An advertisement's label, the whole text of its block, in the languages of the news it sits in.
 _AD_LABEL = re.compile(
-    r"(?:advertisement|advertising|advert|ads?|sponsored|anzeige|werbung|publicidad|publicité|pubblicità"
+    r"(?:advertisement|advert|ads?|sponsored|anzeige|werbung|publicidad|publicité|pubblicità"
     r"|reklama|mainos|annonce|continue reading below|(?:story|article) continues below)", re.I)
 _LABEL_CHARS = 40
+_LABEL_TAGS = _TEXT_BLOCK_TAGS | _HEADINGS | {"li"}
 # Links that share the page rather than lead anywhere: messenger schemes and the share endpoints of
 # social networks.
 _SHARE_LINK = re.compile(
@@ -598,10 +599,9 @@ def drop_hidden(main: HtmlElement) -> None:
                 doomed.append(el)
         elif el.tag == "a" and _SHARE_LINK.match(el.get("href") or ""):
             doomed.append(el)
-        elif el.tag in _TEXT_BLOCK_TAGS and not _inline(el):
-            text = el.text_content().strip()
-            if len(text) <= _LABEL_CHARS and _AD_LABEL.fullmatch(text.strip(" -–—:|*[]()")):
-                doomed.append(el)
+        elif (not len(el) and el.text and len(el.text) <= _LABEL_CHARS and el.tag in _LABEL_TAGS
+              and _AD_LABEL.fullmatch(el.text.strip(" -–—:|*[]()\n\t")) and not _inline(el)):
+            doomed.append(el)  # its box, if it has one, is left empty
     marked = set(doomed)
     for el in doomed:
         if marked.isdisjoint(el.iterancestors()):
