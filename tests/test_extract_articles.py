@@ -398,7 +398,7 @@ LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
 <meta property="og:type" content="article"></head><body><main><h1>A new crane for the harbour</h1>
 <p>UPDATED: Tue., Nov. 19, 2019.</p><span itemprop="datePublished">terça-feira, 19 de novembro de 2019</span>
 <div class="gallery hidden"><span>1</span> of <span>8</span> Back to Gallery</div>
-<p style="display: none">Photo 1 / 8</p>{SCRIPT}
+<p style="display: none">Photo 1 / 8</p>{SCRIPT}<p class="d-none d-md-block">The crane is the largest in the region.</p>
 <p>The crane arrived by sea on Monday, and it lifts twice the weight of the old one.</p>
 <div class="slot-3"><span>ADVERTISEMENT</span></div><p><a href="whatsapp://send?text=Crane">Share on WhatsApp</a></p>
 <p>It will be in service from spring, the harbour master said at the quay on Monday.</p>
@@ -413,6 +413,7 @@ LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
 def test_an_article_page_leaves_out_hidden_blocks_advert_labels_and_datelines() -> None:
     md = extract_page(LABELS, "http://127.0.0.1:18300/news/crane").markdown
     assert "arrived by sea" in md and "in service from spring" in md
+    assert "largest in the region" in md  # hidden on phones only
     for chrome in ("Back to Gallery", "1 / 8", "ADVERTISEMENT", "Related coverage", "Council approves",
                    "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable", "Cranes of the north"):
         assert chrome not in md, chrome

@@ -568,6 +568,9 @@ def _folded(text: str) -> str:
 # caption): the attribute, an inline style, or the class name every CSS framework hides.
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _HIDDEN_CLASSES = frozenset({"hidden", "hide", "is-hidden", "d-none", "display-none"})
+# ...unless another class shows it on larger screens (Bootstrap's "d-md-block", Tailwind's "md:block";
+# "d-print-block" shows it on paper only).
+_SHOWN_AT = re.compile(r"(?!d-print|print:)(?:d-\w+-|\w+:)(?:block|flex|inline|inline-block|grid|table)$")
 # An advertisement's label, the whole text of its block, in the languages of the news it sits in.
 _AD_LABEL = re.compile(
     r"(?:advertisement|advert|ads?|sponsored|anzeige|werbung|publicidad|publicité|pubblicità"
@@ -593,8 +596,9 @@ def drop_hidden(main: HtmlElement) -> None:
     for el in main.iterdescendants():
         if not isinstance(el.tag, str):
             continue
+        classes = (el.get("class") or "").lower().split()
         if el.get("hidden") is not None or _HIDDEN_STYLE.search(el.get("style") or "") or (
-                not _HIDDEN_CLASSES.isdisjoint((el.get("class") or "").lower().split())):
+                not _HIDDEN_CLASSES.isdisjoint(classes) and not any(map(_SHOWN_AT.match, classes))):
             if _text_len(el) <= limit and not _holds_title(el):
                 doomed.append(el)
         elif el.tag == "a" and _SHARE_LINK.match(el.get("href") or ""):
