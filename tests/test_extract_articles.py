@@ -402,7 +402,7 @@ LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
 <p>The crane arrived by sea on Monday, and it lifts twice the weight of the old one.</p>
 <div class="slot-3"><span>ADVERTISEMENT</span></div><p><a href="whatsapp://send?text=Crane">Share on WhatsApp</a></p>
 <p>It will be in service from spring, the harbour master said at the quay on Monday.</p>
-<p><a href="/a/5">Cranes of the north</a> | <a href="/a/6">Quay works start</a></p>
+<p><strong>DON'T MISS</strong></p><p><a href="/a/5">Cranes of the north</a> | <a href="/a/6">Quay works start</a></p>
 <h3>Related coverage</h3><ul><li><a href="/a/1">Council approves the new quay</a></li>
 <li><a href="/a/2">Ferry timetable changes</a></li></ul>
 <div class="when">Published 10:02 AM EST Nov 19, 2019</div>
@@ -415,5 +415,5 @@ def test_an_article_page_leaves_out_hidden_blocks_advert_labels_and_datelines() 
     assert "arrived by sea" in md and "in service from spring" in md
     assert "largest in the region" in md  # hidden on phones only
     for chrome in ("Back to Gallery", "1 / 8", "ADVERTISEMENT", "Related coverage", "Council approves",
-                   "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable", "Cranes of the north"):
+                   "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable", "Cranes of the north", "DON'T MISS"):
         assert chrome not in md, chrome

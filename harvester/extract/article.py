@@ -340,16 +340,23 @@ def prune_link_blocks(main: HtmlElement) -> None:
 def _drop_headed(doomed: list[HtmlElement]) -> None:
     """Remove the blocks (the outermost of them) and the heading right before one when it headed
     nothing else ("Related coverage", "More on this"): what follows it up to the next heading of its
-    level or above holds no more than a label's text outside links."""
+    level or above holds no more than a label's text outside links; and the short label right before
+    one ("DON'T MISS", "Read more:")."""
     marked = set(doomed)
     headings = []
+    labels = []
     for el in dict.fromkeys(doomed):
         if marked.isdisjoint(el.iterancestors()):
             prev = el.getprevious()
-            if (prev is not None and prev.tag in _HEADINGS and not (prev.tail or "").strip()
-                    and _text_len(prev) <= _EDGE_LABEL):
-                headings.append(prev)
+            if prev is not None and isinstance(prev.tag, str) and not (prev.tail or "").strip():
+                if prev.tag in _HEADINGS and _text_len(prev) <= _EDGE_LABEL:
+                    headings.append(prev)
+                elif prev.tag in ("p", "div") and _is_label(prev):
+                    labels.append(prev)
             _drop(el)
+    for label in labels:
+        if label.getparent() is not None:
+            _drop(label)
     for heading in headings:
         if heading.getparent() is None or (heading.tail or "").strip():
             continue
@@ -361,6 +368,11 @@ def _drop_headed(doomed: list[HtmlElement]) -> None:
                 section += _text_len(after) - sum(_text_len(a) for a in after.iter("a"))
         if section <= _EDGE_LABEL:
             _drop(heading)
+
+
+def _is_label(el: HtmlElement) -> bool:
+    text = el.text_content().strip()
+    return 0 < len(text) <= _LABEL_CHARS and not text.endswith((".", "!", "?")) and next(el.iter("a"), None) is None
 
 
 def _chars(text: str | None) -> int:
