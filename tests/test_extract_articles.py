@@ -335,18 +335,23 @@ def test_an_article_page_leaves_out_photo_captions_and_asides_that_read_as_prose
 TEASER = "".join(f'<div class="c"><h3><a href="/news/{i}">Council votes on the budget of district {i}</a></h3>'
                  f'<p>The council met on Tuesday to vote on the budget of district {i}, which grows by a tenth '
                  'next year, and heard the residents on the new parking rules.</p></div>' for i in range(3))
+# ...and cards whose link wraps their headline.
+CARDS_LINKED = "".join(f'<div class="k"><a href="/news/fees-{i}"><h3>Harbour fees rise in zone {i}</h3></a>'
+                       f'<p>The port authority raises the fees of zone {i} next year, the first rise in ten '
+                       'years, to pay for the new quay and its cranes.</p></div>' for i in range(2))
 TEASERS = f"""<!doctype html><html><head><title>Tram line opens</title>
 <meta property="og:type" content="article"></head><body><main><h1>Tram line opens</h1>
 <p>{PARA} {PARA} The first tram left at six.</p><h2 id="route"><a href="#route">The route</a></h2>
 <p>{PARA} {PARA} The line runs from the station to the harbour.</p><p>{PARA} It runs every ten minutes.</p>
-<section class="s-2"><h2>More stories</h2>{TEASER}</section></main></body></html>"""
+<section class="s-2"><h2>More stories</h2>{TEASER}</section><section class="s-3">{CARDS_LINKED}</section>
+</main></body></html>"""
 
 
 def test_an_article_page_leaves_out_teasers_of_other_stories() -> None:
     md = extract_page(TEASERS, "http://127.0.0.1:18300/news/tram").markdown
     assert "The first tram left at six." in md and "runs from the station to the harbour" in md
     assert "The route" in md
-    for teaser in ("More stories", "Council votes", "The council met"):
+    for teaser in ("More stories", "Council votes", "The council met", "Harbour fees", "port authority"):
         assert teaser not in md
 
 
@@ -392,7 +397,7 @@ def test_the_fallback_leaves_out_the_lines_of_links_after_the_story() -> None:
 # A news theme's story with what it hides (a gallery overlay's counter), an advert's label and a share
 # link between its paragraphs, a "Related coverage" heading over a link list, an "Updated" line that
 # ends like a sentence, the date in microdata, scripts that outweigh the text, and after the story a
-# dateline and a line of links.
+# list whose items are half links, a dateline and a line of links.
 SCRIPT = "<script>" + "var slot = 1;" * 300 + "</script>"
 LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
 <meta property="og:type" content="article"></head><body><main><h1>A new crane for the harbour</h1>
@@ -403,11 +408,14 @@ LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
 <div class="slot-3"><span>ADVERTISEMENT</span></div><p><a href="whatsapp://send?text=Crane">Share on WhatsApp</a></p>
 <p>It will be in service from spring, the harbour master said at the quay on Monday.</p>
 <p><strong>DON'T MISS</strong></p><p><a href="/a/5">Cranes of the north</a> | <a href="/a/6">Quay works start</a></p>
+<ul><li>Why the cranes of every port got so much bigger: <a href="/a/7">a short history of the harbour's cranes</a></li>
+<li>What the pilots think of the new quay: <a href="/a/8">their letters to the harbour master</a></li></ul>
 <h3>Related coverage</h3><ul><li><a href="/a/1">Council approves the new quay</a></li>
 <li><a href="/a/2">Ferry timetable changes</a></li></ul>
 <div class="when">Published 10:02 AM EST Nov 19, 2019</div>
 <p>More: <a href="/a/3">The harbour master on the new quay and its cranes</a> and
-<a href="/a/4">What the ferry timetable changes mean for you</a>.</p></main></body></html>"""
+<a href="/a/4">What the ferry timetable changes mean for you</a>.</p>
+</main></body></html>"""
 
 
 def test_an_article_page_leaves_out_hidden_blocks_advert_labels_and_datelines() -> None:
@@ -415,5 +423,5 @@ def test_an_article_page_leaves_out_hidden_blocks_advert_labels_and_datelines() 
     assert "arrived by sea" in md and "in service from spring" in md
     assert "largest in the region" in md  # hidden on phones only
     for chrome in ("Back to Gallery", "1 / 8", "ADVERTISEMENT", "Related coverage", "Council approves",
-                   "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable", "Cranes of the north", "DON'T MISS"):
+                   "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable", "Cranes of the north", "DON'T MISS", "pilots think"):
         assert chrome not in md, chrome

@@ -20,6 +20,7 @@ wrapper with an odd class name cannot take the article with it.
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from lxml import etree
@@ -397,6 +398,7 @@ _DATE = re.compile(
     r"|\b\d{1,2}\.?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b", re.I)
 _DATED_LABEL = 160
 _NOTE_CHARS = 300
+_LINKED_LIST = 0.3
 # Share of the element's text its paragraphs must hold: a story told in bare divs has no edges to trim.
 _PARAGRAPH_SHARE = 0.5
 
@@ -436,10 +438,19 @@ def trim_article_edges(main: HtmlElement) -> None:
         if next(el.iter(*_KEPT_TAGS), None) is not None or any(a.tag in _KEPT_TAGS for a in el.iterancestors()):
             continue
         doomed.append(el)
+    # After the story, a list whose every item links elsewhere, however much else the items say:
+    # "Read more" lists whose headlines are only half links.
+    doomed.extend(el for el in main.iter("ul", "ol") if order[el] > last and _is_linked_list(el))
     marked = set(doomed)
     for el in doomed:
         if marked.isdisjoint(el.iterancestors()):
             _drop(el)
+
+
+def _is_linked_list(el: HtmlElement) -> bool:
+    items = list(el.iterchildren("li"))
+    return bool(items) and _link_density(el) >= _LINKED_LIST and all(
+        any(not (a.get("href") or "#").startswith("#") for a in li.iter("a")) for li in items)
 
 
 # Text no reader sees (scripts and styles, which the generic cleaner drops later).
@@ -509,6 +520,8 @@ _KEPT_TEXT = ("h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "dl", "table", "pr
 _TEASER_HEADINGS = 2
 # The most text a listing holds per teaser (its headline and excerpt): more is a story with linked headings.
 _TEASER_CHARS = 600
+# How far above a heading a link that wraps it (a card) may start.
+_LINK_WRAP = 2
 _TEASER_BLOCK_TAGS = ("section", "div", "ul", "ol", "nav", "aside", "table")
 
 
@@ -523,6 +536,9 @@ def prune_teasers(main: HtmlElement) -> None:
         text = _text_len(heading)
         if links and text and sum(_text_len(a) for a in links) >= text * _LINK_SHARE:
             teasers.append(heading)
+        elif text and any(a.tag == "a" and not (a.get("href") or "#").startswith("#")
+                          for a in islice(heading.iterancestors(), _LINK_WRAP)):
+            teasers.append(heading)  # a card: the link wraps the heading
     if len(teasers) < _TEASER_HEADINGS:
         return
     counts: dict[HtmlElement, int] = {}
