@@ -103,11 +103,11 @@ INDEX = _page("The Lab Notebook", """<main><h1>The Lab Notebook</h1><ul>
 
 EXPECTED = {
     "/blog/lazy-pipelines/": (
-        ["# Lazy pipelines in Python", "Generators are lazy",
+        ["Generators are lazy",
          "```python\ndef read(path):\n    with open(path) as f:\n        yield from f\n",
          "nothing runs until the last one"],
         ["islice", "Leave a Reply", "Related posts", "Share this", "Mastodon", "weekends", "By Dana Scully",
-         "March 1, 2024", "All rights reserved"]),
+         "March 1, 2024", "All rights reserved", "# Lazy pipelines in Python"]),
     "/blog/tables-in-sqlite/": (
         ["# Summary tables in SQLite", "| query | rows scanned |", "| summary table | 52 |",
          "it never drifts"],
@@ -121,7 +121,7 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def items(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     routes = {"/": INDEX, "/blog/lazy-pipelines/": LAZY, "/blog/tables-in-sqlite/": TABLES,
               "/news/bridge-reopens/": BRIDGE, "/robots.txt": Route("User-agent: *\nDisallow:\n")}
     with SiteServer(routes=routes) as server:
@@ -129,7 +129,12 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                        settings={**NO_EMBEDDING, "DEPTH_LIMIT": 1})
     assert result.returncode == 0, result.output[-2000:]
     root = server.url.rstrip("/")
-    return {item["url"].removeprefix(root): item["markdown"] for item in result.items}
+    return {item["url"].removeprefix(root): item for item in result.items}
+
+
+@pytest.fixture(scope="module")
+def pages(items: dict[str, dict]) -> dict[str, str]:
+    return {path: item["markdown"] for path, item in items.items()}
 
 
 @pytest.mark.parametrize("path", sorted(EXPECTED))
@@ -141,3 +146,15 @@ def test_each_article_keeps_its_text_and_leaves_out_what_surrounds_it(pages: dic
         assert text in markdown, (text, markdown)
     for text in must_not:
         assert text not in markdown, (text, markdown)
+
+
+def test_an_article_title_is_in_the_item_and_every_chunk_context_not_in_its_text(items: dict[str, dict]) -> None:
+    # The post declares itself an article (its date): its title heading is metadata, as search embeds it.
+    item = items["/blog/lazy-pipelines/"]
+    assert item["title"] == "Lazy pipelines in Python"
+    assert item["chunks"]
+    for chunk in item["chunks"]:
+        assert chunk["context"].startswith("Lazy pipelines in Python"), chunk
+        assert "# Lazy pipelines" not in chunk["text"]
+    # A page that does not declare itself an article keeps its title heading.
+    assert items["/blog/tables-in-sqlite/"]["markdown"].startswith("# Summary tables in SQLite")

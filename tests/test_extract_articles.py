@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from harvester.extract.article import declares_article, narrow_article, prune_article
-from harvester.extract.page import extract_page, parse_html
+from harvester.chunking.context import context_line, heading_paths
+from harvester.extract.article import (
+    declares_article,
+    drop_title_heading,
+    narrow_article,
+    prune_article,
+    trim_link_tail,
+)
+from harvester.extract.page import ExtractedPage, extract_page, parse_html
 
 PARA = ("Generators are lazy: each value is computed only when the loop asks for it, so a pipeline "
         "of them holds one item in memory at a time however long the input is.")
@@ -74,8 +81,13 @@ NEWS = f"""<!doctype html><html lang="en"><head><title>River floods the old town
 
 
 @pytest.fixture(scope="module")
-def blog() -> str:
-    return extract_page(BLOG, "http://127.0.0.1:18300/2024/03/lazy-pipelines/").markdown
+def blog_page() -> ExtractedPage:
+    return extract_page(BLOG, "http://127.0.0.1:18300/2024/03/lazy-pipelines/")
+
+
+@pytest.fixture(scope="module")
+def blog(blog_page: ExtractedPage) -> str:
+    return blog_page.markdown
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +96,19 @@ def news() -> str:
 
 
 def test_a_blog_post_keeps_its_text_code_listing_and_table(blog: str) -> None:
-    assert "# Lazy pipelines in Python" in blog
     assert "Generators are lazy" in blog
     assert "```python\ndef read(path):\n    with open(path) as f:\n        yield from f\n" in blog
     assert "| stage | memory |" in blog
     assert "| numbers | 1 int |" in blog
     assert "That is the whole trick" in blog
+
+
+def test_an_article_title_is_metadata_and_context_not_a_heading(blog_page: ExtractedPage) -> None:
+    assert blog_page.title == "Lazy pipelines in Python"
+    assert "Lazy pipelines" not in blog_page.markdown
+    # What search embeds: every chunk's context line starts with the title.
+    contexts = [context_line(blog_page.title, path) for path in heading_paths(blog_page.headings) or [()]]
+    assert all(c.startswith("Lazy pipelines in Python") for c in contexts), contexts
 
 
 @pytest.mark.parametrize("chrome", [
@@ -249,3 +268,160 @@ def test_an_article_page_leaves_out_the_labels_around_its_story() -> None:
         assert kept in md
     for label in ("HARBOUR NEWS", "19:09", "Updated", "Advert", "comments"):
         assert label not in md
+
+
+# A news story's photos the way news themes write them: a lead photo whose alt text repeats its caption
+# and credit, a photo inside the text, and a figure that holds a code listing (a developer blog's).
+PHOTOS = f"""<!doctype html><html><head><title>Harbour crane</title>
+<meta property="og:type" content="article"></head><body><main><h1>A new crane for the harbour</h1>
+<figure class="lead"><picture><source srcset="/crane.webp"><img src="/crane.jpg"
+ alt="The crane on its barge at dawn. Photo: Ada Lee / Courier"></picture></figure>
+<p>{PARA} The crane arrived by sea on Monday.</p>
+<p><img src="/master.jpg" alt="Harbour master Jo Park, Getty Images"></p>
+<p>{PARA} It will be in service from spring, the harbour master said.</p>
+<figure><pre><code>crane.lift(tons=40)</code></pre><img src="/plot.png" alt="Load chart"></figure>
+</main></body></html>"""
+# The same page with no main element: trafilatura's Markdown is the fallback.
+PHOTOS_BARE = PHOTOS.replace("<main>", "<div>").replace("</main>", "</div>")
+
+
+@pytest.mark.parametrize("html", [PHOTOS, PHOTOS_BARE], ids=["main", "fallback"])
+def test_an_article_page_leaves_out_its_photos_alt_text_and_credits(html: str) -> None:
+    md = extract_page(html, "http://127.0.0.1:18300/news/crane").markdown
+    assert "arrived by sea" in md and "in service from spring" in md
+    for credit in ("Photo: Ada Lee", "Getty Images", "crane.jpg", "master.jpg"):
+        assert credit not in md
+
+
+def test_an_article_figure_keeps_its_code_listing() -> None:
+    md = extract_page(PHOTOS, "http://127.0.0.1:18300/news/crane").markdown
+    assert "crane.lift(tons=40)" in md
+    assert "Load chart" not in md
+
+
+def test_a_page_that_is_no_article_keeps_its_images() -> None:
+    html = PHOTOS.replace('<meta property="og:type" content="article">', "")
+    md = extract_page(html, "http://127.0.0.1:18300/guide/crane").markdown
+    assert "![Harbour master Jo Park, Getty Images](http://127.0.0.1:18300/master.jpg)" in md
+
+
+# A press release's photo with its caption in plain blocks (no figure), a paragraph with an inline
+# photo, and a newsletter box in an aside long enough to read as prose.
+BOXES = f"""<!doctype html><html><head><title>Rail link</title>
+<meta property="og:type" content="article"></head><body><main><h1>The rail link opens</h1>
+<p>{PARA} The first train left at six.</p>
+<div class="m-3"><div class="m-3-i"><img src="/train.jpg" alt=""></div>
+ <p class="m-3-t">The first train at the platform in the morning light, with the mayor and its driver.
+ Picture: Rail press office</p></div>
+<p><img src="/map.png" alt="">The line runs along the coast for forty kilometres, with six stations.</p>
+<p>{PARA} Tickets go on sale next week, the operator said.</p>
+<aside class="box-wide"><h3>Stay informed</h3><p>Every weekday morning our editors pick the stories
+ that matter for your commute, your city and your weekend, with the weather and the traffic, in one
+ short email that you can read in five minutes. Sign up now, it is free and you can leave at any time.</p></aside>
+</main></body></html>"""
+
+
+def test_an_article_page_leaves_out_photo_captions_and_asides_that_read_as_prose() -> None:
+    md = extract_page(BOXES, "http://127.0.0.1:18300/news/rail").markdown
+    for kept in ("The first train left at six.", "runs along the coast for forty kilometres", "Tickets go on sale"):
+        assert kept in md
+    for box in ("Rail press office", "first train at the platform", "Stay informed", "editors pick the stories"):
+        assert box not in md
+
+
+# Teasers of other stories inside the main element, each a linked headline over an excerpt that is
+# not link text (a news theme's "More stories" module), after a story with a subheading that links
+# to its own anchor.
+TEASER = "".join(f'<div class="c"><h3><a href="/news/{i}">Council votes on the budget of district {i}</a></h3>'
+                 f'<p>The council met on Tuesday to vote on the budget of district {i}, which grows by a tenth '
+                 'next year, and heard the residents on the new parking rules.</p></div>' for i in range(3))
+# ...and cards whose link wraps their headline.
+CARDS_LINKED = "".join(f'<div class="k"><a href="/news/fees-{i}"><h3>Harbour fees rise in zone {i}</h3></a>'
+                       f'<p>The port authority raises the fees of zone {i} next year, the first rise in ten '
+                       'years, to pay for the new quay and its cranes.</p></div>' for i in range(2))
+TEASERS = f"""<!doctype html><html><head><title>Tram line opens</title>
+<meta property="og:type" content="article"></head><body><main><h1>Tram line opens</h1>
+<p>{PARA} {PARA} The first tram left at six.</p><h2 id="route"><a href="#route">The route</a></h2>
+<p>{PARA} {PARA} The line runs from the station to the harbour.</p><p>{PARA} It runs every ten minutes.</p>
+<section class="s-2"><h2>More stories</h2>{TEASER}</section><section class="s-3">{CARDS_LINKED}</section>
+</main></body></html>"""
+
+
+def test_an_article_page_leaves_out_teasers_of_other_stories() -> None:
+    md = extract_page(TEASERS, "http://127.0.0.1:18300/news/tram").markdown
+    assert "The first tram left at six." in md and "runs from the station to the harbour" in md
+    assert "The route" in md
+    for teaser in ("More stories", "Council votes", "The council met", "Harbour fees", "port authority"):
+        assert teaser not in md
+
+
+@pytest.mark.parametrize(("html", "expected"), [
+    ('<head><script type="application/ld+json">{"@type": "NewsArticle", "headline": "Tram"}</script></head>', True),
+    ('<head><script type="application/ld+json">{"@type": ["BlogPosting"]}</script></head>', True),
+    ('<body><div itemscope itemtype="https://schema.org/NewsArticle"><p>x</p></div></body>', True),
+    # Documentation themes mark every page an Article (Read the Docs', MkDocs'), or a TechArticle.
+    ('<body><div itemscope itemtype="http://schema.org/Article"><p>x</p></div></body>', False),
+    ('<head><script type="application/ld+json">{"@type": "TechArticle"}</script></head>', False),
+    # A stray element in <head> ends it: the meta tags after it land in the body.
+    ('<head><title>Tram</title><div>x</div><meta property="og:type" content="article"></head>', True),
+])
+def test_a_page_declares_itself_an_article_by_its_schema_type_or_a_misplaced_meta(html: str, expected: bool) -> None:
+    root = parse_html(f"<html>{html}<body><p>{PARA}</p></body></html>")
+    assert declares_article(root, None) is expected
+
+
+# trafilatura's Markdown of an article page with no main element keeps a title heading written as an
+# h2 under the site's h1: the fallback removes it as the main element's path removes the h1.
+@pytest.mark.parametrize(("md", "expected"), [
+    ("## Tram line opens\n\nThe first tram left at six.", "The first tram left at six."),
+    ("By Ann\n\n# Tram line opens\n\nThe first tram left at six.", "By Ann\n\nThe first tram left at six."),
+    # A heading that says more than the title, or only the site's name, stays.
+    ("# Tram line opens on the coast\n\nText.", "# Tram line opens on the coast\n\nText."),
+    ("# Courier\n\nText.", "# Courier\n\nText."),
+])
+def test_the_fallback_leaves_out_the_heading_that_repeats_the_title(md: str, expected: str) -> None:
+    assert drop_title_heading(md, "Tram line opens - Courier").strip() == expected
+
+
+def test_the_fallback_leaves_out_the_lines_of_links_after_the_story() -> None:
+    md = ("The first tram left at six, and [the mayor](http://a/m) was on it.\n\n| stop | time |\n|---|---|\n"
+          "| Quay | 6:10 |\n\nThe line runs every ten minutes.\n\n## Related\n\n"
+          "- [Ferry timetable changes](http://a/1)\n- [Council approves the quay](http://a/2)\n\n"
+          "[Trams](http://a/t), [Harbour](http://a/h)\n")
+    trimmed = trim_link_tail(md)
+    assert trimmed.rstrip().endswith("## Related")
+    assert "the mayor" in trimmed and "| Quay | 6:10 |" in trimmed
+    assert trim_link_tail(trimmed) == trimmed
+
+
+# A news theme's story with what it hides (a gallery overlay's counter), an advert's label and a share
+# link between its paragraphs, a "Related coverage" heading over a link list, an "Updated" line that
+# ends like a sentence, the date in microdata, scripts that outweigh the text, and after the story a
+# list whose items are half links, a dateline and a line of links.
+SCRIPT = "<script>" + "var slot = 1;" * 300 + "</script>"
+LABELS = f"""<!doctype html><html><head><title>Harbour crane</title>
+<meta property="og:type" content="article"></head><body><main><h1>A new crane for the harbour</h1>
+<p>UPDATED: Tue., Nov. 19, 2019.</p><span itemprop="datePublished">terça-feira, 19 de novembro de 2019</span>
+<div class="gallery hidden"><span>1</span> of <span>8</span> Back to Gallery</div>
+<p style="display: none">Photo 1 / 8</p>{SCRIPT}<p class="d-none d-md-block">The crane is the largest in the region.</p>
+<p>The crane arrived by sea on Monday, and it lifts twice the weight of the old one.</p>
+<div class="slot-3"><span>ADVERTISEMENT</span></div><p><a href="whatsapp://send?text=Crane">Share on WhatsApp</a></p>
+<p>It will be in service from spring, the harbour master said at the quay on Monday.</p>
+<p><strong>DON'T MISS</strong></p><p><a href="/a/5">Cranes of the north</a> | <a href="/a/6">Quay works start</a></p>
+<ul><li>Why the cranes of every port got so much bigger: <a href="/a/7">a short history of the harbour's cranes</a></li>
+<li>What the pilots think of the new quay: <a href="/a/8">their letters to the harbour master</a></li></ul>
+<h3>Related coverage</h3><ul><li><a href="/a/1">Council approves the new quay</a></li>
+<li><a href="/a/2">Ferry timetable changes</a></li></ul>
+<div class="when">Published 10:02 AM EST Nov 19, 2019</div>
+<p>More: <a href="/a/3">The harbour master on the new quay and its cranes</a> and
+<a href="/a/4">What the ferry timetable changes mean for you</a>.</p>
+</main></body></html>"""
+
+
+def test_an_article_page_leaves_out_hidden_blocks_advert_labels_and_datelines() -> None:
+    md = extract_page(LABELS, "http://127.0.0.1:18300/news/crane").markdown
+    assert "arrived by sea" in md and "in service from spring" in md
+    assert "largest in the region" in md  # hidden on phones only
+    for chrome in ("Back to Gallery", "1 / 8", "ADVERTISEMENT", "Related coverage", "Council approves",
+                   "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable", "Cranes of the north", "DON'T MISS", "pilots think"):
+        assert chrome not in md, chrome

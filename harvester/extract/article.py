@@ -9,20 +9,30 @@ conventional markup (WordPress, Blogger, Disqus, schema.org ``Comment``), blocks
 names a widget (readability's "unlikely candidates"), asides and footers. ``prune_link_blocks``
 removes the link lists (latest news, related stories, menus) by their link density, but only on
 pages that declare themselves articles (``declares_article``): on a documentation page no profile
-knows, a "See also" list is content. On such pages ``trim_article_edges`` also removes the short
-labels before the story's first long paragraph and after its last (kickers, datelines, "Advert").
+knows, a "See also" list is content. On such pages ``prune_teasers`` removes the lists of other
+stories' linked headlines, ``trim_article_edges`` the short labels before the story's first long
+paragraph and after its last (kickers, datelines, "Advert"), ``drop_media`` the photos with the
+box that holds their caption and credit, and the asides, and ``drop_title`` the heading that repeats
+the page's title (metadata, in every chunk's context line, and not the article's text).
 A block holding a large share of the element's text or the page's ``h1`` is never removed, so a
 wrapper with an odd class name cannot take the article with it.
 """
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import TYPE_CHECKING
+
+from lxml import etree
+
+from harvester.extract.converters.conventions import tidy_markdown, visible_text
+from harvester.markdown.grammar import heading as md_heading
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["declares_article", "narrow_article", "prune_article", "prune_link_blocks", "trim_article_edges"]
+__all__ = ["declares_article", "drop_hidden", "drop_media", "drop_title", "drop_title_heading", "narrow_article",
+           "prune_article", "prune_link_blocks", "trim_article_edges", "trim_link_tail"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
 # Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
@@ -51,6 +61,8 @@ _CONTENT = re.compile(
     r"article-?body|articlebody|article-?content|article-?text|entry-?content|post-?body|post-?content"
     r"|post-?text|story-?body|story-?content|main-?content|blog-?post|body-?text|rich-?text", re.I)
 _DROP_TAGS = ("footer", "figcaption")
+_DATE_PROPS = frozenset({"datePublished", "dateModified", "dateCreated"})
+_DATE_CHARS = 80
 # Non-link text from which an aside is prose (a note, a digression), as the generic cleaner judges it.
 _PROSE_CHARS = 200
 # Share of the element's text a block may hold and still be removed: more is the article.
@@ -89,7 +101,10 @@ def _is_comments(el: HtmlElement, tag: str) -> bool:
 
 
 def _is_dateline(el: HtmlElement, tag: str) -> bool:
-    """A ``<time>`` standing alone (a dateline), not one inside a sentence."""
+    """A ``<time>`` standing alone (a dateline), not one inside a sentence; a short block that is
+    the article's date in microdata (``itemprop="datePublished"``)."""
+    if el.get("itemprop") in _DATE_PROPS and tag in _BOX_TAGS:
+        return _text_len(el) <= _DATE_CHARS
     if tag != "time":
         return False
     parent = el.getparent()
@@ -256,17 +271,33 @@ _MAX_PLAIN_SHARE = 0.15
 # A short paragraph that is mostly one link this long is a promoted story, not a sentence with a link.
 _PROMO_LINK_SHARE = 0.6
 _PROMO_LINK = 25
+_LINKED_LINE = 0.8
 
 
 def declares_article(root: HtmlElement, published: str | None) -> bool:
-    """Whether the page says it is an article: a publication date or ``og:type`` "article"."""
+    """Whether the page says it is an article: a publication date, ``og:type`` "article", or a
+    schema.org news or blog type (``NewsArticle``, ``BlogPosting``...) in its JSON-LD or microdata.
+    Meta tags are read wherever the parser put them (a stray element in ``<head>`` ends it early)."""
     if published:
         return True
-    head = root.find("head")
-    for meta in head.iter("meta") if head is not None else ():
+    for meta in root.iter("meta"):
         if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
-            return (meta.get("content") or "").strip().lower() == "article"
-    return False
+            if (meta.get("content") or "").strip().lower() == "article":
+                return True
+            break
+    for script in root.iter("script"):
+        if (script.get("type") or "").strip().lower() == "application/ld+json" and script.text \
+                and _JSONLD_NEWS.search(script.text):
+            return True
+    return any(_NEWS_TYPE.search(t) for t in _ITEMTYPES(root))
+
+
+# schema.org's news and blog types (NewsArticle and its kinds, BlogPosting, LiveBlogPosting...), in
+# JSON-LD and microdata. Not a bare Article: documentation themes (Read the Docs', MkDocs') mark
+# every page so, and documentation keeps its link lists.
+_JSONLD_NEWS = re.compile(r'"@type"\s*:\s*(?:\[[^\]]*?)?"[\w:/.]*(?:NewsArticle|Posting)"')
+_NEWS_TYPE = re.compile(r"(?:NewsArticle|Posting)$")
+_ITEMTYPES = etree.XPath("//@itemtype")
 
 
 def prune_link_blocks(main: HtmlElement) -> None:
@@ -294,18 +325,55 @@ def prune_link_blocks(main: HtmlElement) -> None:
     for el in main.iterdescendants(*_LINK_BLOCK_TAGS, "p"):
         total = chars[el]
         if el.tag == "p":
-            # "READ MORE: <a headline>" between the story's paragraphs: a paragraph that is one long link.
-            if (links[el] == 1 and linked[el] >= total * _PROMO_LINK_SHARE and linked[el] >= _PROMO_LINK
-                    and total < _STORY_PARAGRAPH):
+            # "READ MORE: <a headline>" between the story's paragraphs: a paragraph that is one long link;
+            # headlines strung together ("<a>...</a> | <a>...</a>"): links with next to no words between them.
+            promo = links[el] == 1 and linked[el] >= total * _PROMO_LINK_SHARE and linked[el] >= _PROMO_LINK
+            strung = links[el] >= _MIN_LINKS and linked[el] >= total * _LINKED_LINE
+            if (promo or strung) and total < _STORY_PARAGRAPH:
                 doomed.append(el)
             continue
         if (total and links[el] >= _MIN_LINKS and linked[el] >= total * _LINK_SHARE
                 and total - linked[el] <= plain_total * _MAX_PLAIN_SHARE and not _holds_title(el)):
             doomed.append(el)
+    _drop_headed(doomed)
+
+
+def _drop_headed(doomed: list[HtmlElement]) -> None:
+    """Remove the blocks (the outermost of them) and the heading right before one when it headed
+    nothing else ("Related coverage", "More on this"): what follows it up to the next heading of its
+    level or above holds no more than a label's text outside links; and the short label right before
+    one ("DON'T MISS", "Read more:")."""
     marked = set(doomed)
-    for el in doomed:
+    headings = []
+    labels = []
+    for el in dict.fromkeys(doomed):
         if marked.isdisjoint(el.iterancestors()):
+            prev = el.getprevious()
+            if prev is not None and isinstance(prev.tag, str) and not (prev.tail or "").strip():
+                if prev.tag in _HEADINGS and _text_len(prev) <= _EDGE_LABEL:
+                    headings.append(prev)
+                elif prev.tag in ("p", "div") and _is_label(prev):
+                    labels.append(prev)
             _drop(el)
+    for label in labels:
+        if label.getparent() is not None:
+            _drop(label)
+    for heading in headings:
+        if heading.getparent() is None or (heading.tail or "").strip():
+            continue
+        section = 0
+        for after in heading.itersiblings():
+            if isinstance(after.tag, str) and after.tag in _HEADINGS and after.tag <= heading.tag:
+                break
+            if isinstance(after.tag, str):
+                section += _text_len(after) - sum(_text_len(a) for a in after.iter("a"))
+        if section <= _EDGE_LABEL:
+            _drop(heading)
+
+
+def _is_label(el: HtmlElement) -> bool:
+    text = el.text_content().strip()
+    return 0 < len(text) <= _LABEL_CHARS and not text.endswith((".", "!", "?")) and next(el.iter("a"), None) is None
 
 
 def _chars(text: str | None) -> int:
@@ -322,19 +390,32 @@ _KEPT_TAGS = frozenset({"pre", "code", "table", "ul", "ol", "dl", "li", "blockqu
 _STORY_PARAGRAPH = 200
 _EDGE_LABEL = 80
 _SENTENCE_END = tuple('.!?:;…"»”)。！？')
+# A date as datelines write it (5/10/2018, 2018-10-05, 19.11.2019, 10:02, Nov. 19 / 19 November), and
+# how long a line with one above the story may be (a byline and its date, "Published by ... in ...").
+_DATE = re.compile(
+    r"\b(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2})\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
+    r"|\b\d{1,2}\.?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b", re.I)
+_DATED_LABEL = 160
+_NOTE_CHARS = 300
+_LINKED_LIST = 0.3
 # Share of the element's text its paragraphs must hold: a story told in bare divs has no edges to trim.
 _PARAGRAPH_SHARE = 0.5
 
 
 def trim_article_edges(main: HtmlElement) -> None:
-    """Remove the short labels before the article's first long paragraph and after its last one:
+    """Remove the short labels before the article's first paragraph and after its last one (a
+    paragraph: a long one, or a sentence longer than a label, not mostly links), and after it the
+    lines that are mostly links;
     kickers, bylines, datelines, "Updated", share and advert labels, "Tell us what you think". Short
-    blocks that end a sentence stay (a sign-off, a closing line), and so do headings, lists, tables,
+    blocks that end a sentence stay (a sign-off, a closing line), before the story only when they
+    hold no date or time (a dateline, "Updated at 1:23 p.m."), and so do headings, lists, tables,
     quotes, figures and code wherever they are."""
     order = {el: i for i, el in enumerate(main.iter())}
     paragraphs = [(p, len(p.text_content().strip())) for p in main.iter("p")]
-    story = [p for p, length in paragraphs if length >= _STORY_PARAGRAPH]
-    if not story or sum(length for _, length in paragraphs) < _PARAGRAPH_SHARE * _text_len(main):
+    story = [p for p, length in paragraphs if (length >= _STORY_PARAGRAPH or (
+        length > _EDGE_LABEL and p.text_content().rstrip().endswith(_SENTENCE_END))) and _link_density(p) < _LINK_SHARE]
+    if not story or sum(length for _, length in paragraphs) < _PARAGRAPH_SHARE * _shown_len(main):
         return
     first = order[story[0]]
     last_el = story[-1]
@@ -347,15 +428,37 @@ def trim_article_edges(main: HtmlElement) -> None:
         if _inline(el):
             continue  # a word inside a sentence: its block is judged instead
         text = el.text_content().strip()
-        if not text or len(text) > _EDGE_LABEL or text.endswith(_SENTENCE_END):
+        if at > last and el.tag == "p" and len(text) <= _NOTE_CHARS and _link_density(el) >= _LINK_SHARE:
+            doomed.append(el)  # after the story, a line that is mostly links: tags, "Related: ...", "Follow us"
+            continue
+        # A dateline or "Updated" line ends in "p.m." or "2019." as often as not.
+        dated = at < first and len(text) <= _DATED_LABEL and _DATE.search(text) is not None
+        if not text or (not dated and (len(text) > _EDGE_LABEL or text.endswith(_SENTENCE_END))):
             continue
         if next(el.iter(*_KEPT_TAGS), None) is not None or any(a.tag in _KEPT_TAGS for a in el.iterancestors()):
             continue
         doomed.append(el)
+    # After the story, a list whose every item links elsewhere, however much else the items say:
+    # "Read more" lists whose headlines are only half links.
+    doomed.extend(el for el in main.iter("ul", "ol") if order[el] > last and _is_linked_list(el))
     marked = set(doomed)
     for el in doomed:
         if marked.isdisjoint(el.iterancestors()):
             _drop(el)
+
+
+def _is_linked_list(el: HtmlElement) -> bool:
+    items = list(el.iterchildren("li"))
+    return bool(items) and _link_density(el) >= _LINKED_LIST and all(
+        any(not (a.get("href") or "#").startswith("#") for a in li.iter("a")) for li in items)
+
+
+# Text no reader sees (scripts and styles, which the generic cleaner drops later).
+_SHOWN_TEXT = etree.XPath(".//text()[not(ancestor::script or ancestor::style)]")
+
+
+def _shown_len(el: HtmlElement) -> int:
+    return len("".join(_SHOWN_TEXT(el)).strip())
 
 
 def _inline(el: HtmlElement) -> bool:
@@ -366,3 +469,199 @@ def _inline(el: HtmlElement) -> bool:
         return False
     return bool(parent.text and parent.text.strip()) or any(
         c is not el and c.tail and c.tail.strip() for c in parent)
+
+
+# Media of a story: photos, galleries and embeds, whose alt text and captions are credits, not text.
+_MEDIA_TAGS = ("img", "picture", "figure", "video", "audio")
+# What a figure can hold that is content (a listing, a table, a quote): such a figure loses only its images.
+_FIGURE_CONTENT = ("pre", "table", "blockquote", "code", "math")
+
+
+def drop_media(main: HtmlElement) -> None:
+    """Remove the photos and figures of an article page with their alt text and captions (the
+    smallest box around a photo that holds no more than a caption's text); a figure that holds a
+    code listing, a table or a quote keeps them. Asides go too, whatever their length: on an
+    article page they are boxes beside the story (newsletter, paywall, pull quotes)."""
+    doomed = []
+    for el in main.iterdescendants(*_MEDIA_TAGS, "aside"):
+        if el.tag == "figure" and next(el.iter(*_FIGURE_CONTENT), None) is not None:
+            continue
+        if el.tag == "aside":
+            if not _holds_title(el):
+                doomed.append(el)
+            continue
+        doomed.append(_photo_box(el, main))
+    marked = set(doomed)
+    for el in dict.fromkeys(doomed):
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)
+
+
+# Boxes a photo and its caption sit in, and the most text such a box holds beside its photo.
+_PHOTO_BOX_TAGS = frozenset({"div", "span", "a", "figure", "picture", "center", "section"})
+_CAPTION_CHARS = 200
+
+
+def _photo_box(el: HtmlElement, main: HtmlElement) -> HtmlElement:
+    box = el
+    parent = box.getparent()
+    while (parent is not None and parent is not main and parent.tag in _PHOTO_BOX_TAGS
+           and _text_len(parent) <= _CAPTION_CHARS and next(parent.iter(*_KEPT_TEXT), None) is None):
+        box = parent
+        parent = box.getparent()
+    return box
+
+
+# Blocks a photo box never holds: a heading, a list, a table, a listing, a quote.
+_KEPT_TEXT = ("h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "dl", "table", "pre", "blockquote")
+
+
+# A teaser is a heading that is one link to another page; blocks that hold this many are listings.
+_TEASER_HEADINGS = 2
+# The most text a listing holds per teaser (its headline and excerpt): more is a story with linked headings.
+_TEASER_CHARS = 600
+# How far above a heading a link that wraps it (a card) may start.
+_LINK_WRAP = 2
+_TEASER_BLOCK_TAGS = ("section", "div", "ul", "ol", "nav", "aside", "table")
+
+
+def prune_teasers(main: HtmlElement) -> None:
+    """Remove the blocks of an article page that list other stories as teasers: two headings or more
+    that are each a link to another page (with or without an excerpt under them: "More stories",
+    "Latest", "You may also like"), and no more text than such teasers hold. A subheading of the
+    story is no link, or a link to its own anchor."""
+    teasers: list[HtmlElement] = []
+    for heading in main.iterdescendants(*_HEADINGS):
+        links = [a for a in heading.iter("a") if not (a.get("href") or "#").startswith("#")]
+        text = _text_len(heading)
+        if links and text and sum(_text_len(a) for a in links) >= text * _LINK_SHARE:
+            teasers.append(heading)
+        elif text and any(a.tag == "a" and not (a.get("href") or "#").startswith("#")
+                          for a in islice(heading.iterancestors(), _LINK_WRAP)):
+            teasers.append(heading)  # a card: the link wraps the heading
+    if len(teasers) < _TEASER_HEADINGS:
+        return
+    counts: dict[HtmlElement, int] = {}
+    for heading in teasers:
+        for el in heading.iterancestors():
+            if el is main:
+                break
+            counts[el] = counts.get(el, 0) + 1
+    limit = _text_len(main) * _MAX_SHARE
+    doomed = [el for el, n in counts.items()
+              if n >= _TEASER_HEADINGS and el.tag in _TEASER_BLOCK_TAGS and _text_len(el) <= limit
+              and not _holds_title(el) and _text_len(el) <= n * _TEASER_CHARS]
+    _drop_headed(doomed)
+
+
+def drop_title(main: HtmlElement, title: str) -> None:
+    """Remove the article's title heading: the first ``h1`` that repeats the page's title. On an
+    article page the title is metadata (the item's ``title`` and every chunk's context line), not
+    text; an ``h1`` that says more than the title (a headline under a site-name title) stays."""
+    for h1 in main.iter("h1"):
+        if _repeats_title(h1.text_content().replace("¶", ""), title):
+            _drop(h1)
+            return
+
+
+def drop_title_heading(md: str, title: str) -> str:
+    """``md`` (an extractor's Markdown) without its first heading when that heading repeats the
+    page's title (``drop_title`` for Markdown that did not come from the tree)."""
+    lines = md.split("\n")
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            break
+        found = md_heading(line)
+        if found is not None:
+            if _repeats_title(visible_text(found[1]), visible_text(title)):
+                return tidy_markdown("\n".join(lines[:i] + lines[i + 1:]))
+            break
+    return md
+
+
+# Share of the title a heading must hold to repeat it: the site's name in the logo's h1 does not.
+_TITLE_SHARE = 0.5
+
+
+def _repeats_title(text: str, title: str) -> bool:
+    text, title = _folded(text), _folded(title)
+    return bool(text) and text in title and len(text) >= _TITLE_SHARE * len(title)
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+# What a theme hides until a script shows it (a gallery's overlay, its counters, a second copy of a
+# caption): the attribute, an inline style, or the class name every CSS framework hides.
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_HIDDEN_CLASSES = frozenset({"hidden", "hide", "is-hidden", "d-none", "display-none"})
+# ...unless another class shows it on larger screens (Bootstrap's "d-md-block", Tailwind's "md:block";
+# "d-print-block" shows it on paper only).
+_SHOWN_AT = re.compile(r"(?!d-print|print:)(?:d-\w+-|\w+:)(?:block|flex|inline|inline-block|grid|table)$")
+# An advertisement's label, the whole text of its block, in the languages of the news it sits in.
+_AD_LABEL = re.compile(
+    r"(?:advertisement|advert|ads?|sponsored|anzeige|werbung|publicidad|publicité|pubblicità"
+    r"|reklama|mainos|annonce|continue reading below|(?:story|article) continues below)", re.I)
+_LABEL_CHARS = 40
+_LABEL_TAGS = _TEXT_BLOCK_TAGS | _HEADINGS | {"li"}
+# Links that share the page rather than lead anywhere: messenger schemes and the share endpoints of
+# social networks.
+_SHARE_LINK = re.compile(
+    r"\s*(?:(?:whatsapp|fb-messenger|viber|tg|sms):|(?:https?:)?//(?:www\.|m\.|api\.)?(?:"
+    r"facebook\.com/shar|twitter\.com/(?:intent|share)|x\.com/intent|linkedin\.com/share"
+    r"|pinterest\.\w+/pin/create|reddit\.com/submit|t\.me/share|wa\.me/|whatsapp\.com/send"
+    r"|telegram\.me/share|tumblr\.com/share|getpocket\.com/save|news\.ycombinator\.com/submit))", re.I)
+
+
+def drop_hidden(main: HtmlElement) -> None:
+    """Remove what an article page hides (``hidden``, ``display: none``, a ``hidden`` class), the
+    blocks whose whole text is an advertisement's label ("Advertisement", "Anzeige", "Continue
+    reading below") and the links that share the page ("Share this on WhatsApp"). A hidden block that holds a large share of the text or the ``h1`` stays: some
+    themes hide the story until a script shows it."""
+    limit = _text_len(main) * _MAX_SHARE
+    doomed = []
+    for el in main.iterdescendants():
+        if not isinstance(el.tag, str):
+            continue
+        classes = (el.get("class") or "").lower().split()
+        if el.get("hidden") is not None or _HIDDEN_STYLE.search(el.get("style") or "") or (
+                not _HIDDEN_CLASSES.isdisjoint(classes) and not any(map(_SHOWN_AT.match, classes))):
+            if _text_len(el) <= limit and not _holds_title(el):
+                doomed.append(el)
+        elif el.tag == "a" and _SHARE_LINK.match(el.get("href") or ""):
+            doomed.append(el)
+        elif (not len(el) and el.text and len(el.text) <= _LABEL_CHARS and el.tag in _LABEL_TAGS
+              and _AD_LABEL.fullmatch(el.text.strip(" -–—:|*[]()\n\t")) and not _inline(el)):
+            doomed.append(el)  # its box, if it has one, is left empty
+    marked = set(doomed)
+    for el in doomed:
+        if marked.isdisjoint(el.iterancestors()):
+            _drop(el)
+
+
+# A Markdown link or image, and the list marker a line of them may start with.
+_MD_LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\([^)]*\)")
+_MD_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def trim_link_tail(md: str) -> str:
+    """``md`` (an extractor's Markdown of an article page) without the lines of links it ends with:
+    the related stories and tag lists after the story, each line mostly link text."""
+    lines = md.rstrip("\n").split("\n")
+    end = len(lines)
+    while end:
+        line = lines[end - 1]
+        if not line.strip():
+            end -= 1
+            continue
+        if line.lstrip().startswith(("```", "~~~", "|")):
+            break
+        text = visible_text(_MD_ITEM.sub("", line))
+        linked = sum(len(visible_text(m.group(1))) for m in _MD_LINK.finditer(line))
+        if not text or linked < _LINKED_LINE * len(text):
+            break
+        end -= 1
+    if end == len(lines):
+        return md
+    return tidy_markdown("\n".join(lines[:end]))

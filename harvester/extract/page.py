@@ -44,10 +44,16 @@ from lxml import etree
 
 from harvester.extract.article import (
     declares_article,
+    drop_hidden,
+    drop_media,
+    drop_title,
+    drop_title_heading,
     narrow_article,
     prune_article,
     prune_link_blocks,
+    prune_teasers,
     trim_article_edges,
+    trim_link_tail,
 )
 from harvester.extract.cleaning import DROP_TAGS, absolutize_links, prepare_main
 from harvester.extract.converters import DEFAULT_CONVERTER, get_converter
@@ -156,10 +162,16 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
             narrow_article(main)
             prune_article(main)
             if links:
+                drop_hidden(main)
                 prune_link_blocks(main)
+                prune_teasers(main)
+                drop_media(main)
                 trim_article_edges(main)
         anchors = heading_anchors(main)
         prepare_main(main, base, rules)
+        if links:
+            # After the generic cleaning, which takes a header for chrome once it holds no heading.
+            drop_title(main, meta["title"])
         md = convert(main)  # tidied by the converter (register_converter)
         text = visible_text(md)
         if not text:
@@ -171,8 +183,13 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
         return _page(meta, md, element_headings(main), degraded=False, generator=generator, text=text,
                      anchors=anchors)
 
+    if links:
+        drop_media(root)  # an article's photos are credits and captions here too
     absolutize_links(root, base)
     md = _trafilatura(root, url)
+    if links:
+        # From the Markdown: trafilatura finds the article by its title heading.
+        md = trim_link_tail(drop_title_heading(md, meta["title"]))
     text = visible_text(md)
     if len(text) >= min_chars:
         return _page(meta, md, markdown_headings(md), degraded=False, generator=generator, text=text)
