@@ -450,8 +450,11 @@ def test_the_run_cache_stays_bounded_and_exact_on_a_long_crawl(monkeypatch) -> N
     tokenizer's own, runs still met are not counted again, and it never holds more than two."""
     import harvester.embedding.tokenizer as tokenizer_module
 
+    import dataclasses
+
     monkeypatch.setattr(tokenizer_module, "_WORD_CACHE_SIZE", 300)
-    cached, encoded = _tokenizer_pair()
+    shared, encoded = _tokenizer_pair()
+    cached = dataclasses.replace(shared)  # its own caches, and its tokenizer replaced below
     texts = [page.read_text(errors="replace") for page in _DOCS_PAGES[:6]]
     most_runs = max(len(set(tokenizer_module._run_pattern().findall(text))) for text in texts)
     for text in texts:
