@@ -448,9 +448,9 @@ def test_the_run_index_counts_as_the_tokenizer_does() -> None:
 def test_the_run_cache_stays_bounded_and_exact_on_a_long_crawl(monkeypatch) -> None:
     """Past its size the cache starts a new generation, keeping the older one: counts stay the
     tokenizer's own, runs still met are not counted again, and it never holds more than two."""
-    import harvester.embedding.tokenizer as tokenizer_module
-
     import dataclasses
+
+    import harvester.embedding.tokenizer as tokenizer_module
 
     monkeypatch.setattr(tokenizer_module, "_WORD_CACHE_SIZE", 300)
     shared, encoded = _tokenizer_pair()
