@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from harvester.dedup.aggregate import AggregateDetector, OwnerMap, sampled_shingles
+from harvester.dedup.aggregate import AggregateDetector, sampled_shingles
+from harvester.dedup.compact import CompactIntMap
 
 VOCABULARY = [f"w{i}" for i in range(3000)]
 
@@ -122,9 +123,11 @@ def test_a_page_whose_footer_is_on_every_page_and_body_on_a_later_one_is_no_aggr
     assert covered > 0.95 and largest > 0.95
 
 
-def test_owner_map_answers_as_a_dict_would_across_merges() -> None:
+def test_an_owner_map_answers_as_a_dict_would_across_merges() -> None:
+    """As the detector uses its passage owners: a first owner put for new keys, replaced by a list
+    that then grows in place."""
     rng = random.Random(5)
-    owners, expected = OwnerMap(fresh_limit=3), {}
+    owners, expected = CompactIntMap(value_bits=32, fresh_limit=3, key_type="int64"), {}
     for page in range(200):
         keys = {rng.randrange(-(2**63), 2**63) if rng.random() < 0.5 else rng.randrange(400) for _ in range(6)}
         for key, found in zip(list(keys), owners.get_many(list(keys)), strict=True):

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from harvester.dedup.compact import FRESH_SHARE
+from harvester.dedup.compact import CompactIntMap
 from harvester.dedup.shingles import markdown_word_hashes, markdown_words, shingle_hashes
 
 SHINGLE = 8
@@ -86,88 +86,6 @@ def sampled_shingles(markdown: str, *, size: int = SHINGLE, sample: int = SAMPLE
     return set(hashes[hashes % hashes.dtype.type(sample) == 0].tolist())
 
 
-class OwnerMap:
-    """Which pages hold a hash (a shingle's, a passage's): one page, as most hashes have, or a list.
-
-    Every sampled shingle and passage of a crawl is remembered, so the single owners are merged
-    from a dict into two sorted numpy arrays (8 or 12 bytes a hash, against about 100 in a dict of
-    ints), soon: a crawl keeps one map per docs version, and their dicts would add up; the lists,
-    the few hashes on several pages, stay in a dict and are changed in place. ``key_type``: the
-    numpy type that holds every key (``uint32`` for shingle hashes, ``int64`` for Python hashes).
-    """
-
-    def __init__(self, fresh_limit: int = 1 << 10, key_type: str = "int64") -> None:
-        import numpy as np
-
-        self._fresh_limit = self._merge_at = fresh_limit
-        self._fresh: dict[int, int] = {}
-        self._lists: dict[int, list[int]] = {}
-        self._keys = np.empty(0, dtype=key_type)
-        self._first = np.empty(0, dtype=np.int32)
-
-    def get(self, key: int) -> int | list[int] | None:
-        owners: int | list[int] | None = self._lists.get(key)
-        if owners is None:
-            owners = self._fresh.get(key)
-        if owners is None and len(self._keys):
-            at = int(self._keys.searchsorted(key))
-            if at < len(self._keys) and int(self._keys[at]) == key:
-                owners = int(self._first[at])
-        return owners
-
-    def __getitem__(self, key: int) -> int | list[int]:
-        owners = self.get(key)
-        if owners is None:
-            raise KeyError(key)
-        return owners
-
-    def get_many(self, keys: Sequence[int]) -> list[int | list[int] | None]:
-        """The owners of each of ``keys``, None for a hash no page holds."""
-        import numpy as np
-
-        firsts: list[int] = [-1] * len(keys)
-        if len(self._keys) and len(keys):
-            wanted = np.fromiter(keys, dtype=self._keys.dtype, count=len(keys))
-            at = np.minimum(np.searchsorted(self._keys, wanted), len(self._keys) - 1)
-            firsts = np.where(self._keys[at] == wanted, self._first[at], -1).tolist()
-        found: list[int | list[int] | None] = []
-        for key, first in zip(keys, firsts, strict=True):
-            owners: int | list[int] | None = self._lists.get(key)
-            if owners is None:
-                owners = self._fresh.get(key)
-                if owners is None and first >= 0:
-                    owners = first
-            found.append(owners)
-        return found
-
-    def __setitem__(self, key: int, owners: int | list[int]) -> None:
-        """A first owner (for a hash no page held yet), or the list that replaces it."""
-        if isinstance(owners, list):
-            self._fresh.pop(key, None)
-            self._lists[key] = owners
-            return
-        self.put_new((key,), owners)
-
-    def put_new(self, keys: Iterable[int], owner: int) -> None:
-        """``owner`` is the first page to hold each of ``keys``."""
-        self._fresh.update(dict.fromkeys(keys, owner))
-        if len(self._fresh) >= self._merge_at:
-            self._merge()
-
-    def _merge(self) -> None:
-        import numpy as np
-
-        keys = np.fromiter(self._fresh, dtype=self._keys.dtype, count=len(self._fresh))
-        first = np.fromiter(self._fresh.values(), dtype=np.int32, count=len(self._fresh))
-        order = np.argsort(keys)
-        keys, first = keys[order], first[order]
-        at = np.searchsorted(self._keys, keys)
-        self._keys = np.insert(self._keys, at, keys)
-        self._first = np.insert(self._first, at, first)
-        self._fresh = {}
-        self._merge_at = max(self._fresh_limit, len(self._keys) // FRESH_SHARE)
-
-
 class AggregateDetector:
     """Decides, as pages arrive, which are aggregates of the others (see the module docstring).
 
@@ -186,7 +104,8 @@ class AggregateDetector:
         self._index: dict[str, int] = {}
         self._shingles: list[array[int]] = []
         self._aggregate: set[int] = set()
-        self._owners = OwnerMap(key_type="uint32")  # shingle hashes are 32-bit
+        # Which pages hold a sampled shingle (a passage): one page, as most have, or a list.
+        self._owners = CompactIntMap(value_bits=32, key_type="uint32")  # shingle hashes are 32-bit
         self._size: list[int] = []
         self._covered: list[int] = []
         # The pages each page shares a sampled shingle with: the pages to judge again when it is
@@ -194,7 +113,7 @@ class AggregateDetector:
         # phrases) share one with every later page of the crawl.
         self._overlap: list[array[int]] = []
         self._exempt: set[str] = set()
-        self._passage_owners = OwnerMap()
+        self._passage_owners = CompactIntMap(value_bits=32, key_type="int64")  # Python hashes
 
     def exempt(self, key: str) -> None:
         """The page ``key`` stands for others (their copy in the index): never decide it an aggregate."""
