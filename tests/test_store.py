@@ -81,40 +81,38 @@ def test_store_queries_filters_and_updates(store):
     assert exported[0].using == "m" and len(exported[0].dense) == 8 and exported[0].sparse == ([4], [1.0])
 
 
-def test_export_into_local_mode_keeps_vectors_and_payloads(tmp_path):
-    from harvester.index.export import mirror_collection
-
+@pytest.fixture
+def edge_and_local(tmp_path):
+    """An embedded store holding ``points()`` in collection "c", and an empty local-mode store."""
     source = open_store(None, None, str(tmp_path / "e"), "edge")
     source.ensure_collection("c", "m", 8)
     source.upsert("c", points())
     target = open_store(None, None, str(tmp_path / "l"), "local")
-    try:
-        assert mirror_collection(source, "c", target, batch=3).copied == 4
-        (hit,) = target.query("c", [Query(1, using="m", dense=vec(3))])
-        assert hit[0].payload["metadata"]["source_url"] == "https://b.test/docs/x.html"
-        assert target.dense_vectors("c") == {"m": 8}
-    finally:
-        source.close()
-        target.close()
+    yield source, target
+    source.close()
+    target.close()
 
 
-def test_a_re_export_deletes_the_points_the_source_no_longer_holds(tmp_path):
+def test_export_into_local_mode_keeps_vectors_and_payloads(edge_and_local):
     from harvester.index.export import mirror_collection
 
-    source = open_store(None, None, str(tmp_path / "e"), "edge")
-    source.ensure_collection("c", "m", 8)
-    source.upsert("c", points())
-    target = open_store(None, None, str(tmp_path / "l"), "local")
-    try:
-        assert mirror_collection(source, "c", target).deleted == 0
-        source.delete("c", scope=Scope(url="https://b.test/docs/x.html"))  # a pruned page
-        source.delete("c", [points()[0].id])  # a replaced chunk
-        counts = mirror_collection(source, "c", target, batch=1)
-        assert (counts.copied, counts.deleted) == (2, 2)
-        assert {r.id for r in target.scroll("c")} == {r.id for r in source.scroll("c")}
-    finally:
-        source.close()
-        target.close()
+    source, target = edge_and_local
+    assert mirror_collection(source, "c", target, batch=3).copied == 4
+    (hit,) = target.query("c", [Query(1, using="m", dense=vec(3))])
+    assert hit[0].payload["metadata"]["source_url"] == "https://b.test/docs/x.html"
+    assert target.dense_vectors("c") == {"m": 8}
+
+
+def test_a_re_export_deletes_the_points_the_source_no_longer_holds(edge_and_local):
+    from harvester.index.export import mirror_collection
+
+    source, target = edge_and_local
+    assert mirror_collection(source, "c", target).deleted == 0
+    source.delete("c", scope=Scope(url="https://b.test/docs/x.html"))  # a pruned page
+    source.delete("c", [points()[0].id])  # a replaced chunk
+    counts = mirror_collection(source, "c", target, batch=1)
+    assert (counts.copied, counts.deleted) == (2, 2)
+    assert {r.id for r in target.scroll("c")} == {r.id for r in source.scroll("c")}
 
 
 HOLDER = textwrap.dedent("""
