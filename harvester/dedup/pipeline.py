@@ -132,12 +132,13 @@ class DedupPipeline:
         if item.version:
             self._versions[item.url] = list(item.versions or [item.version])
         if self._threshold > 0:
-            await self._check_near(item)
+            await self._check_near(item, content)
         self._in_flight[item.url] = item
         self._stats.inc_value("harvester/dedup/unique")
         return item
 
-    async def _check_near(self, item: PageItem) -> None:
+    async def _check_near(self, item: PageItem, content: str) -> None:
+        """``content``: the page's exact-copy key (``_content_key``)."""
         version = item.version if self._apart else None
         near = self._near.get(version)
         if near is None:
@@ -157,7 +158,7 @@ class DedupPipeline:
         if self._near_mode == "drop":
             # Later exact copies of this page are copies of its original, which is what is stored.
             self._urls.discard(item.url)
-            self._hashes[self._content_key(item)] = original
+            self._hashes[content] = original
             raise NearDuplicatePage(
                 f"{similarity:.0%} similar to {original}: {item.url}", log_level="INFO"
             )
