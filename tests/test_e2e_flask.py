@@ -108,6 +108,20 @@ def test_search_returns_the_right_page(docs_crawl, query, page):
     assert page in [re.sub(r"^http://[^/]+", "", hit["url"]) for hit in hits], [h["url"] for h in hits]
 
 
+def test_the_changelog_yields_to_the_page_that_explains_unless_asked_what_changed(docs_crawl):
+    _, workdir, _ = docs_crawl
+
+    def pages(query: str) -> list[str]:
+        process = scrapy_command(["search", "--json", "-k", "5", query], workdir)
+        assert process.returncode == 0, process.stderr
+        return [re.sub(r"^http://[^/]+", "", hit["url"]) for hit in json.loads(process.stdout)]
+
+    # Both halves rank the changelog's .flaskenv entry over the configuration page.
+    ignored = pages("the variables in my .flaskenv file are ignored when I run flask")
+    assert ignored.index("/config.html") < ignored.index("/changes.html"), ignored
+    assert pages("Flask 2.3 release")[0] == "/changes.html"
+
+
 @pytest.mark.cli
 def test_search_prints_readable_results_and_fails_clearly_without_a_collection(docs_crawl, tmp_path):
     _, workdir, _ = docs_crawl

@@ -1,7 +1,8 @@
 """Hybrid ranking at the page level: each half ranks pages, then the page rankings are fused (with the
 chunk-level fusion's page score added by default), the hybrid never loses a page that both
-halves put first, and no page climbs more than one place over the better of its two half ranks.
-Pure, in-process candidates."""
+halves put first, and no page climbs more than one place over the better of its two half ranks;
+change notes yield to the page after them unless the query asks what changed. Pure, in-process
+candidates."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import pytest
 from harvester.index.search import Candidate, SearchTuning, page_ranking, rank
 
 
-def chunk(key: str, score: float, page: str) -> Candidate:
-    return Candidate(key, score, {"page_content": key, "metadata": {"source_url": f"http://h/{page}.html"}})
+def chunk(key: str, score: float, page: str, headings: tuple[str, ...] = ()) -> Candidate:
+    metadata = {"source_url": f"http://h/{page}.html", "headings": list(headings)}
+    return Candidate(key, score, {"page_content": key, "metadata": metadata})
 
 
 def answer_and_long_page() -> tuple[list[Candidate], list[Candidate]]:
@@ -93,3 +95,41 @@ def test_a_page_climbs_no_more_than_one_place_over_its_better_half():
     assert [r["url"] for r in results] == ["http://h/answer.html", "http://h/long.html",
                                            "http://h/mid.html", "http://h/other.html"]
 
+
+
+def changelog_first() -> tuple[list[Candidate], list[Candidate]]:
+    # The changelog's entry names the feature in the query's words; the page that explains it
+    # matches a little less on each half.
+    changes = ("Changes", "Version 2.0.1")
+    guide = ("Configuration", "Dotenv files")
+    dense = [chunk("c1", 0.66, "changes", changes), chunk("g1", 0.64, "config", guide), chunk("o1", 0.5, "other")]
+    sparse = [chunk("c1", 14.0, "changes", changes), chunk("g1", 12.0, "config", guide), chunk("o1", 6.0, "other")]
+    return dense, sparse
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
+def test_a_changelog_yields_to_the_next_page_unless_the_query_asks_what_changed(mode):
+    dense, sparse = changelog_first()
+    dense, sparse = (dense if mode != "sparse" else []), (sparse if mode != "dense" else [])
+    asked = "the variables in my .flaskenv file are ignored"
+    assert [r["url"] for r in rank(dense, sparse, 3, query=asked)] == [
+        "http://h/config.html", "http://h/changes.html", "http://h/other.html"]
+    assert rank(dense, sparse, 1, query=asked)[0]["url"] == "http://h/config.html"  # whatever k is
+    for changed in ("what changed about .flaskenv files in 2.0", "is loading .flaskenv new", "deprecated dotenv"):
+        assert rank(dense, sparse, 3, query=changed)[0]["url"] == "http://h/changes.html"
+    kept = rank(dense, sparse, 3, SearchTuning(change_notes_yield=False), query=asked)
+    assert kept[0]["url"] == "http://h/changes.html"
+
+
+def test_release_notes_are_a_series_of_pages_each_titled_with_its_version():
+    dense = [chunk("r1", 0.70, "releases/3.2", ("Django 3.2 release notes", "Customizing auto-created keys")),
+             chunk("r2", 0.69, "releases/1.5", ("Django 1.5 release notes", "Configurable User model")),
+             chunk("a1", 0.68, "ref/applications", ("Applications", "AppConfig.default_auto_field")),
+             chunk("h1", 0.60, "index", ("Scrapy 2.8 documentation", "Basic concepts"))]
+    urls = [r["url"] for r in rank(dense, [], 4, query="AppConfig.default_auto_field")]
+    assert urls == ["http://h/ref/applications.html", "http://h/releases/3.2.html", "http://h/releases/1.5.html",
+                    "http://h/index.html"]
+    # One page whose top heading names a version (a docs home) is not release notes.
+    home = [chunk("h1", 0.72, "index", ("Scrapy 2.8 documentation", "Basic concepts")),
+            chunk("s1", 0.60, "spiders", ("Spiders",))]
+    assert [r["url"] for r in rank(home, [], 2, query="basic concepts")] == ["http://h/index.html", "http://h/spiders.html"]

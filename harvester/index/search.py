@@ -28,6 +28,12 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    moderate chunks, can sum past the page one side ranks first. Min-max normalisation stretches
    the dense side's small differences into large ones; rank fusion (RRF) throws away how sure each
    side is: both ranked worse. One result per page, its best chunk by the chunk-level fusion.
+4. **Change notes yield** (``yield_change_notes``, every mode): a changelog or a page of release
+   notes matches a feature's words and meaning wherever the feature changed, so unless the query
+   asks what changed (a version number, words of change), each run of such pages moves below the
+   page that follows it. They are recognised by their headings, not their URLs: a version number
+   in a heading under the page's top one (a heading per version), or in the top heading of two or
+   more candidate pages (a page per version).
 
 ``group_by=None`` returns chunks instead, in the chunk-level fused order (cosine plus the weighted
 BM25 share of each chunk), identical texts collapsed.
@@ -43,6 +49,7 @@ falls in the range, in the store's filter, so the ``k`` results are the best of 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -83,7 +90,9 @@ class SearchTuning:
     BM25/best BM25), ``minmax`` (each side min-max normalised over its candidates, weighted sum)
     or ``rrf`` (weighted reciprocal rank fusion, constant ``rrf_k``). ``level``: what is fused when
     results are pages: ``both`` (each side's page ranking, plus the chunk-level page score),
-    ``page`` (the page rankings only) or ``chunk`` (chunks, then grouped)."""
+    ``page`` (the page rankings only) or ``chunk`` (chunks, then grouped). ``change_notes_yield``:
+    release notes and changelogs yield to the next page when the query does not ask what changed
+    (``yield_change_notes``)."""
 
     depth: int = 20
     sparse_weight: float = 0.4
@@ -93,6 +102,7 @@ class SearchTuning:
     dense_weight: float = 1.0
     rrf_k: int = 10
     level: str = "both"
+    change_notes_yield: bool = True
 
 
 DEFAULT_TUNING = SearchTuning()
@@ -135,7 +145,7 @@ def search(
             defaults = default_versions(store, collection, scope)
         if defaults:
             dense_side, sparse_side = in_versions(dense_side, defaults), in_versions(sparse_side, defaults)
-        results = rank(dense_side, sparse_side, k, tuning, group_by=group_by)
+        results = rank(dense_side, sparse_side, k, tuning, group_by=group_by, query=query)
         if len(results) >= k or not full:
             break
         # The other versions' copies of the best pages fill the candidates: look deeper.
@@ -266,24 +276,73 @@ def candidates(
 
 def rank(
     dense: list[Candidate], sparse: list[Candidate], k: int, tuning: SearchTuning = DEFAULT_TUNING,
-    *, group_by: str | None = "page",
+    *, group_by: str | None = "page", query: str | None = None,
 ) -> list[dict[str, Any]]:
     """Results from the two candidate lists (either may be empty): fused, then grouped by page or
-    collapsed. Pure: no Qdrant, no model."""
+    collapsed; pages of change notes yield to the next page unless ``query`` asks what changed
+    (``yield_change_notes``). Pure: no Qdrant, no model."""
     head = fuse(dense[:tuning.depth], sparse[:tuning.depth], tuning)
     seen = {c.id for c, _ in head}
     # Candidates past the depth only fill up, after every fused one.
     tail = [pair for pair in fuse(dense, sparse, tuning) if pair[0].id not in seen]
     if group_by != "page":
         return collapse([hit(c.payload, score) for c, score in head + tail], k)
+    yielding = tuning.change_notes_yield and not (query and asks_about_changes(query))
+    # Yielding looks past the k-th page, so that the first k are the same whatever k is.
+    wanted = max(k, tuning.depth) if yielding else k
     if tuning.level == "chunk":
-        results = group_pages(head, k, tuning)
+        results = group_pages(head, wanted, tuning)
     else:
-        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, k, tuning)
-    if len(results) < k:
+        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, wanted, tuning)
+    if len(results) < wanted:
         have = {result["url"] for result in results}
-        results += [r for r in group_pages(tail, k, tuning) if r["url"] not in have][:k - len(results)]
-    return results
+        results += [r for r in group_pages(tail, wanted, tuning) if r["url"] not in have][:wanted - len(results)]
+    return (yield_change_notes(results) if yielding else results)[:k]
+
+
+# A version number standing alone ("2.0", "v1.4.2", "3.2.1 (2021-05-04)"), not part of a longer
+# dotted name or number.
+VERSION_NUMBER = re.compile(r"(?<![\w./])v?\d+\.\d+(?:\.\d+)?(?![\w.]*\w)")
+# What a question about changes says: a version number, or change, new, deprecated, removed,
+# release, upgrade, version, since, added.
+CHANGE_QUESTION = re.compile(
+    r"(?<![\w./])v?\d+\.\d+|\b(?:chang|new|deprecat|remov|releas|upgrad|version|since|added)", re.IGNORECASE)
+
+
+def asks_about_changes(query: str) -> bool:
+    """Whether ``query`` asks what changed (a version number, or words of change)."""
+    return CHANGE_QUESTION.search(query) is not None
+
+
+def change_notes(results: list[dict[str, Any]]) -> set[str]:
+    """The pages among ``results`` that read as change notes, by their best chunk's headings: a
+    version number in a heading under the page's top one (a changelog: a heading per version), or
+    in the top heading of two or more of the pages (release notes: a page per version). One page
+    whose title names a version (a docs home, "Scrapy 2.8 documentation") is neither."""
+    found, versioned = set(), []
+    for result in results:
+        headings = [str(h) for h in result.get("heading_path") or []]
+        if any(VERSION_NUMBER.search(h) for h in headings[1:]):
+            found.add(result["url"])
+        elif headings and VERSION_NUMBER.search(headings[0]):
+            versioned.append(result["url"])
+    return found | set(versioned) if len(versioned) > 1 else found
+
+
+def yield_change_notes(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``results`` with each run of change-notes pages moved below the page that follows it: release
+    notes match a feature's words and meaning wherever it changed, but a question that does not ask
+    what changed is about the page that explains the feature."""
+    notes = change_notes(results)
+    ordered: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+    for result in results:
+        if result["url"] in notes:
+            run.append(result)
+        else:
+            ordered += [result, *run]
+            run = []
+    return ordered + run
 
 
 def fuse_pages(
