@@ -201,14 +201,15 @@ class Fetched:
 
     def __init__(self, client, embedder, texts: list[str], query_encoder, limit: int) -> None:  # type: ignore[no-untyped-def]
         vectors = embedder.encode(texts, batch_size=32)
+        self.texts = texts
         self.sides = [candidates(client, "harvester", embedder.vector_name, vector.tolist(), query_encoder(text), limit)
                       for text, vector in zip(texts, vectors, strict=True)]
 
     def urls(self, mode: str, tuning: SearchTuning, group_by: str | None, k: int) -> list[list[str]]:
         out = []
-        for dense, sparse in self.sides:
+        for text, (dense, sparse) in zip(self.texts, self.sides, strict=True):
             results = rank(dense if mode != "sparse" else [], sparse if mode != "dense" else [], k, tuning,
-                           group_by=group_by)
+                           group_by=group_by, query=text)
             out.append([r["url"] for r in results])
         return out
 
@@ -219,7 +220,8 @@ def toy_urls(toy, index: dict, texts: list[str]) -> list[list[str]]:  # type: ig
 
 # --- configurations ---------------------------------------------------------------------------------
 
-BEFORE = SearchTuning(fusion="minmax", sparse_weight=1.5, page_weight=0.0)
+BEFORE = SearchTuning(fusion="minmax", sparse_weight=1.5, page_weight=0.0, change_notes_yield=False)
+UNYIELDING = replace(DEFAULT_TUNING, change_notes_yield=False)
 
 
 def configurations() -> list[tuple[str, str, SearchTuning, str | None]]:
@@ -233,7 +235,10 @@ def configurations() -> list[tuple[str, str, SearchTuning, str | None]]:
         ("previous default (min-max, w 1.5, chunks)", "hybrid", BEFORE, None),
         ("previous fusion, pages", "hybrid", replace(BEFORE, page_weight=DEFAULT_TUNING.page_weight), "page"),
         ("RRF k=10, pages", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0), "page"),
-        ("chunk-level fusion, then pages (before)", "hybrid", replace(DEFAULT_TUNING, level="chunk"), "page"),
+        ("default, change notes not yielding", "hybrid", UNYIELDING, "page"),
+        ("dense, change notes not yielding", "dense", UNYIELDING, "page"),
+        ("sparse, change notes not yielding", "sparse", UNYIELDING, "page"),
+        ("chunk-level fusion, then pages (before)", "hybrid", replace(UNYIELDING, level="chunk"), "page"),
         ("page-level fusion only", "hybrid", replace(DEFAULT_TUNING, level="page"), "page"),
         ("page-level RRF k=10", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0, level="page"), "page"),
     ]
