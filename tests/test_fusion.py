@@ -133,3 +133,7 @@ def test_release_notes_are_a_series_of_pages_each_titled_with_its_version():
     home = [chunk("h1", 0.72, "index", ("Scrapy 2.8 documentation", "Basic concepts")),
             chunk("s1", 0.60, "spiders", ("Spiders",))]
     assert [r["url"] for r in rank(home, [], 2, query="basic concepts")] == ["http://h/index.html", "http://h/spiders.html"]
+    # Nor are numbered sections (Sphinx's numbered tables of contents).
+    numbered = [chunk("t1", 0.72, "tutorial", ("3. An Informal Introduction", "3.1.2. Strings")),
+                chunk("s1", 0.60, "stdtypes", ("Built-in Types", "Text Sequence Type"))]
+    assert rank(numbered, [], 2, query="slicing a string")[0]["url"] == "http://h/tutorial.html"

@@ -303,6 +303,8 @@ def rank(
 # A version number standing alone ("2.0", "v1.4.2", "3.2.1 (2021-05-04)"), not part of a longer
 # dotted name or number.
 VERSION_NUMBER = re.compile(r"(?<![\w./])v?\d+\.\d+(?:\.\d+)?(?![\w.]*\w)")
+# A section number before a heading's words ("3.1.2. Strings", "1.2 Installing"): not a version.
+SECTION_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+(?=[^\W\d])")
 # What a question about changes says: a version number, or change, new, deprecated, removed,
 # release, upgrade, version, since, added.
 CHANGE_QUESTION = re.compile(
@@ -318,10 +320,11 @@ def change_notes(results: list[dict[str, Any]]) -> set[str]:
     """The pages among ``results`` that read as change notes, by their best chunk's headings: a
     version number in a heading under the page's top one (a changelog: a heading per version), or
     in the top heading of two or more of the pages (release notes: a page per version). One page
-    whose title names a version (a docs home, "Scrapy 2.8 documentation") is neither."""
+    whose title names a version (a docs home, "Scrapy 2.8 documentation") is neither, nor is a
+    section number ("3.1.2. Strings")."""
     found, versioned = set(), []
     for result in results:
-        headings = [str(h) for h in result.get("heading_path") or []]
+        headings = [SECTION_NUMBER.sub("", str(h)) for h in result.get("heading_path") or []]
         if any(VERSION_NUMBER.search(h) for h in headings[1:]):
             found.add(result["url"])
         elif headings and VERSION_NUMBER.search(headings[0]):
