@@ -136,3 +136,7 @@ def test_release_notes_are_a_series_of_pages_each_titled_with_its_version():
     numbered = [chunk("t1", 0.72, "tutorial", ("3. An Informal Introduction", "3.1.2. Strings")),
                 chunk("s1", 0.60, "stdtypes", ("Built-in Types", "Text Sequence Type"))]
     assert rank(numbered, [], 2, query="slicing a string")[0]["url"] == "http://h/tutorial.html"
+    # Nor amounts in a news story's headings.
+    story = [chunk("n1", 0.72, "news/prices", ("Prices in November", "Inflation rises to 3.2%")),
+             chunk("n2", 0.60, "news/rates", ("Rates", "The bank holds rates"))]
+    assert rank(story, [], 2, query="inflation in November")[0]["url"] == "http://h/news/prices.html"

@@ -301,8 +301,8 @@ def rank(
 
 
 # A version number standing alone ("2.0", "v1.4.2", "3.2.1 (2021-05-04)"), not part of a longer
-# dotted name or number.
-VERSION_NUMBER = re.compile(r"(?<![\w./])v?\d+\.\d+(?:\.\d+)?(?![\w.]*\w)")
+# dotted name or number, nor an amount ("3.2%", "$4.5").
+VERSION_NUMBER = re.compile(r"(?<![\w./$€£¥])v?\d+\.\d+(?:\.\d+)?(?![\w.]*\w)(?!\s*%)")
 # A section number before a heading's words ("3.1.2. Strings", "1.2 Installing"): not a version.
 SECTION_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+(?=[^\W\d])")
 # What a question about changes says: a version number, or change, new, deprecated, removed,
