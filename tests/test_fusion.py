@@ -96,6 +96,16 @@ def test_a_page_climbs_no_more_than_one_place_over_its_better_half():
                                            "http://h/mid.html", "http://h/other.html"]
 
 
+def test_one_passage_both_halves_find_outweighs_two_each_half_finds_apart():
+    # The explanation matches the question by meaning in one chunk and by words in another; the
+    # answer's one passage is second on each half. BM25 ranks a third page first, so neither page
+    # is both halves' first.
+    dense = [chunk("x1", 0.74, "explanation"), chunk("a1", 0.60, "answer"), chunk("c1", 0.40, "other")]
+    sparse = [chunk("c2", 10.0, "other"), chunk("x2", 9.5, "explanation"), chunk("a1", 9.0, "answer")]
+    assert rank(dense, sparse, 3)[0]["url"] == "http://h/answer.html"
+    assert rank(dense, sparse, 3, SearchTuning(chunk_weight=1.0))[0]["url"] == "http://h/explanation.html"
+
+
 def changelog_first() -> tuple[list[Candidate], list[Candidate]]:
     # The changelog's entry names the feature in the query's words; the page that explains it
     # matches a little less on each half.
