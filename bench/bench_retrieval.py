@@ -235,6 +235,8 @@ def configurations() -> list[tuple[str, str, SearchTuning, str | None]]:
         ("previous default (min-max, w 1.5, chunks)", "hybrid", BEFORE, None),
         ("previous fusion, pages", "hybrid", replace(BEFORE, page_weight=DEFAULT_TUNING.page_weight), "page"),
         ("RRF k=10, pages", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0), "page"),
+        ("default, one passage weighed as the page rankings (chunk weight 1)", "hybrid",
+         replace(DEFAULT_TUNING, chunk_weight=1.0), "page"),
         ("default, change notes not yielding", "hybrid", UNYIELDING, "page"),
         ("dense, change notes not yielding", "dense", UNYIELDING, "page"),
         ("sparse, change notes not yielding", "sparse", UNYIELDING, "page"),
