@@ -85,10 +85,8 @@ def prune_article(main: HtmlElement) -> None:
             (_is_boilerplate(el, tag) or _is_dateline(el, tag)) and _text_len(el) <= limit)
         if boxed and not _holds_title(el):
             doomed.append(el)
-    marked = set(doomed)
-    for el in dict.fromkeys(doomed):
-        if marked.isdisjoint(el.iterancestors()):
-            _drop(el)
+    for el in _outermost(doomed):
+        _drop(el)
 
 
 def _is_comments(el: HtmlElement, tag: str) -> bool:
@@ -140,6 +138,12 @@ def _holds_title(el: HtmlElement) -> bool:
 
 def _text_len(el: HtmlElement) -> int:
     return len("".join(el.itertext()).strip())
+
+
+def _outermost(doomed: list[HtmlElement]) -> list[HtmlElement]:
+    """``doomed`` without repeats and without the elements inside another of them (removed with it)."""
+    marked = set(doomed)
+    return [el for el in dict.fromkeys(doomed) if marked.isdisjoint(el.iterancestors())]
 
 
 def _drop(el: HtmlElement) -> None:
@@ -343,18 +347,16 @@ def _drop_headed(doomed: list[HtmlElement]) -> None:
     nothing else ("Related coverage", "More on this"): what follows it up to the next heading of its
     level or above holds no more than a label's text outside links; and the short label right before
     one ("DON'T MISS", "Read more:")."""
-    marked = set(doomed)
     headings = []
     labels = []
-    for el in dict.fromkeys(doomed):
-        if marked.isdisjoint(el.iterancestors()):
-            prev = el.getprevious()
-            if prev is not None and isinstance(prev.tag, str) and not (prev.tail or "").strip():
-                if prev.tag in _HEADINGS and _text_len(prev) <= _EDGE_LABEL:
-                    headings.append(prev)
-                elif prev.tag in ("p", "div") and _is_label(prev):
-                    labels.append(prev)
-            _drop(el)
+    for el in _outermost(doomed):
+        prev = el.getprevious()
+        if prev is not None and isinstance(prev.tag, str) and not (prev.tail or "").strip():
+            if prev.tag in _HEADINGS and _text_len(prev) <= _EDGE_LABEL:
+                headings.append(prev)
+            elif prev.tag in ("p", "div") and _is_label(prev):
+                labels.append(prev)
+        _drop(el)
     for label in labels:
         if label.getparent() is not None:
             _drop(label)
@@ -441,10 +443,8 @@ def trim_article_edges(main: HtmlElement) -> None:
     # After the story, a list whose every item links elsewhere, however much else the items say:
     # "Read more" lists whose headlines are only half links.
     doomed.extend(el for el in main.iter("ul", "ol") if order[el] > last and _is_linked_list(el))
-    marked = set(doomed)
-    for el in doomed:
-        if marked.isdisjoint(el.iterancestors()):
-            _drop(el)
+    for el in _outermost(doomed):
+        _drop(el)
 
 
 def _is_linked_list(el: HtmlElement) -> bool:
@@ -491,10 +491,8 @@ def drop_media(main: HtmlElement) -> None:
                 doomed.append(el)
             continue
         doomed.append(_photo_box(el, main))
-    marked = set(doomed)
-    for el in dict.fromkeys(doomed):
-        if marked.isdisjoint(el.iterancestors()):
-            _drop(el)
+    for el in _outermost(doomed):
+        _drop(el)
 
 
 # Boxes a photo and its caption sit in, and the most text such a box holds beside its photo.
@@ -634,10 +632,8 @@ def drop_hidden(main: HtmlElement) -> None:
         elif (not len(el) and el.text and len(el.text) <= _LABEL_CHARS and el.tag in _LABEL_TAGS
               and _AD_LABEL.fullmatch(el.text.strip(" -–—:|*[]()\n\t")) and not _inline(el)):
             doomed.append(el)  # its box, if it has one, is left empty
-    marked = set(doomed)
-    for el in doomed:
-        if marked.isdisjoint(el.iterancestors()):
-            _drop(el)
+    for el in _outermost(doomed):
+        _drop(el)
 
 
 # A Markdown link or image, and the list marker a line of them may start with.
