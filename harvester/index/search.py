@@ -309,15 +309,14 @@ def rank(
 VERSION_NUMBER = re.compile(r"(?<![\w./$€£¥])v?\d+\.\d+(?:\.\d+)?(?![\w.]*\w)(?!\s*%)")
 # A section number before a heading's words ("3.1.2. Strings", "1.2 Installing"): not a version.
 SECTION_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+(?=[^\W\d])")
-# What a question about changes says: a version number, or change, new, deprecated, removed,
-# release, upgrade, version, since, added.
-CHANGE_QUESTION = re.compile(
-    r"(?<![\w./])v?\d+\.\d+|\b(?:chang|new|deprecat|remov|releas|upgrad|version|since|added)", re.IGNORECASE)
+# The words of a question about changes (beside a version number).
+CHANGE_WORDS = re.compile(r"\b(?:chang|new|deprecat|remov|releas|upgrad|version|since|added)", re.IGNORECASE)
 
 
 def asks_about_changes(query: str) -> bool:
-    """Whether ``query`` asks what changed (a version number, or words of change)."""
-    return CHANGE_QUESTION.search(query) is not None
+    """Whether ``query`` asks what changed: a version number, or change, new, deprecated, removed,
+    release, upgrade, version, since, added."""
+    return VERSION_NUMBER.search(query) is not None or CHANGE_WORDS.search(query) is not None
 
 
 def change_notes(results: list[dict[str, Any]]) -> set[str]:
