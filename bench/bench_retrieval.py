@@ -237,6 +237,8 @@ def configurations() -> list[tuple[str, str, SearchTuning, str | None]]:
         ("RRF k=10, pages", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0), "page"),
         ("default, one passage weighed as the page rankings (chunk weight 1)", "hybrid",
          replace(DEFAULT_TUNING, chunk_weight=1.0), "page"),
+        *((f"default, chunk weight {weight}", "hybrid", replace(DEFAULT_TUNING, chunk_weight=weight), "page")
+          for weight in (1.5, 2.5, 3.0)),
         ("default, change notes not yielding", "hybrid", UNYIELDING, "page"),
         ("dense, change notes not yielding", "dense", UNYIELDING, "page"),
         ("sparse, change notes not yielding", "sparse", UNYIELDING, "page"),

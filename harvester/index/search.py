@@ -19,7 +19,7 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    twice (``chunk_weight``) the page's score when chunks are fused first (``fuse``: a chunk's cosine
    plus its weighted BM25 share, then ``group_pages``): one passage that both sides find is
    stronger evidence than two that each side finds apart (on every question set measured, weights
-   1.5 to 2.5 rank as well as 1 or better). A page that both
+   from 1.5 to 2 rank as well as 1 or better; from 2.5 Django's questions lose). A page that both
    sides rank first is ranked first, whatever the sum says: fusing chunks alone
    (``level="chunk"``, the previous default) let long pages whose chunks sit moderately in both
    lists climb over it; fusing pages alone (``level="page"``) lost the one-chunk agreement and
