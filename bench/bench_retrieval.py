@@ -20,7 +20,11 @@ and on the crawl's own feed. Latency: `search()` end to end (query embedding, bo
 ranking), warm, in this process, on the in-memory copy.
 
     .venv/bin/python bench/bench_retrieval.py [--corpora flask,scrapy,requests,django] [--grid]
-        [--encoders] [--workdir DIR] [--json-out FILE [--update]]
+        [--encoders] [--workdir DIR] [--chunk-tokens N] [--json-out FILE [--update]]
+
+``--chunk-tokens N`` crawls with chunks of at most N tokens rather than the model's limit (a
+``--workdir`` of its own: a kept crawl is reused whatever its chunk size; ``chunk_tokens`` in the
+output says what the store holds).
 """
 
 from __future__ import annotations
@@ -269,6 +273,8 @@ def main() -> None:
     parser.add_argument("--latency-repeats", type=int, default=2, help="0: no latency measurement")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--workdir", type=Path, help="keep each corpus's crawl here and reuse it")
+    parser.add_argument("--chunk-tokens", type=int, default=0,
+                        help="crawl with this HARVESTER_CHUNK_MAX_TOKENS (0: the default, the model's limit)")
     parser.add_argument("--update", action="store_true",
                         help="keep the other corpora of an existing --json-out, replace those measured")
     args = parser.parse_args()
@@ -286,7 +292,8 @@ def main() -> None:
             work.mkdir(parents=True, exist_ok=True)
             if not (work / "pages.jsonl").exists() or not (work / "qdrant").exists():
                 with SiteServer(root=Path({**ROOTS, **OWN_ROOTS}[corpus])) as server:
-                    result = crawl("docs", server.url, work, timeout=7200)
+                    chunking = {"HARVESTER_CHUNK_MAX_TOKENS": args.chunk_tokens} if args.chunk_tokens else None
+                    result = crawl("docs", server.url, work, settings=chunking, timeout=7200)
                 assert result.returncode == 0, result.output[-2000:]
             if corpus not in OWN_ROOTS and not (work / "q.jsonl").exists():
                 subprocess.run([sys.executable, str(EVAL / "score.py"), corpus, str(work / "pages.jsonl"),
@@ -298,7 +305,10 @@ def main() -> None:
             # A question none of whose answer pages is stored (a partial crawl) is not asked.
             unanswerable = [q["id"] for q in queries.natural if not stored & {queries.match_q(a) for a in q["answers"]}]
             queries.natural = [q for q in queries.natural if q["id"] not in unanswerable]
+            tokens = sorted(p.payload["metadata"]["token_count"] for p in points)
             record: dict = {"chunks": len(points), "pages": len({p.payload["metadata"]["source_url"] for p in points}),
+                            "chunk_tokens": {"setting": args.chunk_tokens, "median": tokens[len(tokens) // 2],
+                                             "max": tokens[-1]},
                             "natural": {}, "heading": {}, "grid": [], "encoders": {},
                             "questions_without_a_stored_answer": unanswerable}
             # With --update, the parts not measured this time stay as the previous run left them.
