@@ -124,8 +124,13 @@ def test_a_changelog_yields_to_the_next_page_unless_the_query_asks_what_changed(
     assert [r["url"] for r in rank(dense, sparse, 3, query=asked)] == [
         "http://h/config.html", "http://h/changes.html", "http://h/other.html"]
     assert rank(dense, sparse, 1, query=asked)[0]["url"] == "http://h/config.html"  # whatever k is
-    for changed in ("what changed about .flaskenv files in 2.0", "is loading .flaskenv new", "deprecated dotenv"):
+    for changed in ("what changed about .flaskenv files in 2.0", "is loading .flaskenv new", "deprecated dotenv",
+                    "what's new with dotenv files", "dotenv loading changed in Flask", "after upgrading .flaskenv is ignored"):
         assert rank(dense, sparse, 3, query=changed)[0]["url"] == "http://h/changes.html"
+    # A how-to in words of change asks how, not what changed.
+    for how in ("change the .flaskenv file that gets loaded", "load new variables from .flaskenv",
+                "remove a variable from .flaskenv"):
+        assert rank(dense, sparse, 3, query=how)[0]["url"] == "http://h/config.html"
     kept = rank(dense, sparse, 3, SearchTuning(change_notes_yield=False), query=asked)
     assert kept[0]["url"] == "http://h/changes.html"
 

@@ -309,13 +309,17 @@ def rank(
 VERSION_NUMBER = re.compile(r"(?<![\w./$€£¥])v?\d+\.\d+(?:\.\d+)?(?![\w.]*\w)(?!\s*%)")
 # A section number before a heading's words ("3.1.2. Strings", "1.2 Installing"): not a version.
 SECTION_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+(?=[^\W\d])")
-# The words of a question about changes (beside a version number).
-CHANGE_WORDS = re.compile(r"\b(?:chang|new|deprecat|remov|releas|upgrad|version|since|added)", re.IGNORECASE)
+# The words of a question about changes (beside a version number). Not "change", "new" or "remove"
+# alone: "change the port", "new URLs", "remove a header" and Django's "admin change list" ask how.
+CHANGE_WORDS = re.compile(
+    r"\b(?:deprecat\w*|releas\w*|upgrad\w*|changelog|versions?|breaking changes?|what[\u2019']?s new"
+    r"|new(?=\s*(?:in\b|\?|$))|(?:added|changed|removed|dropped) in)\b", re.IGNORECASE)
 
 
 def asks_about_changes(query: str) -> bool:
-    """Whether ``query`` asks what changed: a version number, or change, new, deprecated, removed,
-    release, upgrade, version, since, added."""
+    """Whether ``query`` asks what changed: a version number, or deprecated, release, upgrade,
+    changelog, version, breaking change, what's new, new (in), added / changed / removed / dropped
+    in."""
     return VERSION_NUMBER.search(query) is not None or CHANGE_WORDS.search(query) is not None
 
 
