@@ -224,7 +224,9 @@ def toy_urls(toy, index: dict, texts: list[str]) -> list[list[str]]:  # type: ig
 
 # --- configurations ---------------------------------------------------------------------------------
 
-BEFORE = SearchTuning(fusion="minmax", sparse_weight=1.5, page_weight=0.0, change_notes_yield=False)
+BEFORE = SearchTuning(fusion="minmax", sparse_weight=1.5, page_weight=0.0, length_prior=0.0, change_notes_yield=False)
+# Rank fusion's scores are about 1/k: the length prior is on the score fusion's scale.
+RRF = SearchTuning(fusion="rrf", sparse_weight=1.0, length_prior=0.0)
 UNYIELDING = replace(DEFAULT_TUNING, change_notes_yield=False)
 
 
@@ -238,17 +240,20 @@ def configurations() -> list[tuple[str, str, SearchTuning, str | None]]:
         ("sparse, chunks", "sparse", DEFAULT_TUNING, None),
         ("previous default (min-max, w 1.5, chunks)", "hybrid", BEFORE, None),
         ("previous fusion, pages", "hybrid", replace(BEFORE, page_weight=DEFAULT_TUNING.page_weight), "page"),
-        ("RRF k=10, pages", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0), "page"),
+        ("RRF k=10, pages", "hybrid", RRF, "page"),
         ("default, one passage weighed as the page rankings (chunk weight 1)", "hybrid",
          replace(DEFAULT_TUNING, chunk_weight=1.0), "page"),
         *((f"default, chunk weight {weight}", "hybrid", replace(DEFAULT_TUNING, chunk_weight=weight), "page")
           for weight in (1.5, 2.5, 3.0)),
+        ("default, no length prior", "hybrid", replace(DEFAULT_TUNING, length_prior=0.0), "page"),
+        *((f"default, length prior {weight}", "hybrid", replace(DEFAULT_TUNING, length_prior=weight), "page")
+          for weight in (0.2, 0.4)),
         ("default, change notes not yielding", "hybrid", UNYIELDING, "page"),
         ("dense, change notes not yielding", "dense", UNYIELDING, "page"),
         ("sparse, change notes not yielding", "sparse", UNYIELDING, "page"),
         ("chunk-level fusion, then pages (before)", "hybrid", replace(UNYIELDING, level="chunk"), "page"),
         ("page-level fusion only", "hybrid", replace(DEFAULT_TUNING, level="page"), "page"),
-        ("page-level RRF k=10", "hybrid", SearchTuning(fusion="rrf", sparse_weight=1.0, level="page"), "page"),
+        ("page-level RRF k=10", "hybrid", replace(RRF, level="page"), "page"),
     ]
 
 

@@ -10,11 +10,13 @@ import random
 
 import pytest
 
-from harvester.index.search import Candidate, SearchTuning, page_ranking, rank
+from harvester.index.search import Candidate, SearchTuning, names_code, page_ranking, rank
 
 
-def chunk(key: str, score: float, page: str, headings: tuple[str, ...] = ()) -> Candidate:
+def chunk(key: str, score: float, page: str, headings: tuple[str, ...] = (), total: int | None = None) -> Candidate:
     metadata = {"source_url": f"http://h/{page}.html", "headings": list(headings)}
+    if total:
+        metadata["total_chunks"] = total
     return Candidate(key, score, {"page_content": key, "metadata": metadata})
 
 
@@ -104,6 +106,40 @@ def test_one_passage_both_halves_find_outweighs_two_each_half_finds_apart():
     sparse = [chunk("c2", 10.0, "other"), chunk("x2", 9.5, "explanation"), chunk("a1", 9.0, "answer")]
     assert rank(dense, sparse, 3)[0]["url"] == "http://h/answer.html"
     assert rank(dense, sparse, 3, SearchTuning(chunk_weight=1.0))[0]["url"] == "http://h/explanation.html"
+
+
+def reference_and_tutorial() -> tuple[list[Candidate], list[Candidate]]:
+    # A 120-chunk reference page has the best chunk by meaning, a 4-chunk tutorial the best by
+    # words; each half ranks the other page second, each in another chunk of the reference.
+    dense = [chunk("r1", 0.64, "reference", total=120), chunk("t1", 0.60, "tutorial", total=4),
+             chunk("o1", 0.40, "other", total=10)]
+    sparse = [chunk("t2", 10.0, "tutorial", total=4), chunk("r2", 9.5, "reference", total=120),
+              chunk("o1", 5.0, "other", total=10)]
+    return dense, sparse
+
+
+def test_a_long_pages_best_chunk_is_weaker_evidence_than_a_short_pages():
+    dense, sparse = reference_and_tutorial()
+    prose = "why do templates live in a folder named after the app"
+    assert [r["url"] for r in rank(dense, sparse, 3, query=prose)] == [
+        "http://h/tutorial.html", "http://h/reference.html", "http://h/other.html"]
+    without = rank(dense, sparse, 3, SearchTuning(length_prior=0.0), query=prose)
+    assert without[0]["url"] == "http://h/reference.html"
+    # A query naming an identifier asks for its entry, which long reference pages hold.
+    assert rank(dense, sparse, 3, query="what does resp.ok check")[0]["url"] == "http://h/reference.html"
+    # --dense and --sparse stay each half's own ranking.
+    assert rank(dense, [], 3, query=prose)[0]["url"] == "http://h/reference.html"
+    assert rank([], sparse, 3, query=prose)[0]["url"] == "http://h/tutorial.html"
+
+
+@pytest.mark.parametrize(("query", "names"), [
+    ("is resp.ok the same as status_code == 200", True), ("what does url_for() return", True),
+    ("set settings.DEBUG in production", True), ("the MAX_CONTENT_LENGTH limit", True),
+    ("e.g. a form with two fields", False), ("what changed in Django 4.2", False),
+    ("my .flaskenv file is ignored", False), ("why is request a global in Flask?", False),
+])
+def test_a_query_names_code_by_a_dotted_snake_case_or_called_name(query, names):
+    assert names_code(query) is names
 
 
 def changelog_first() -> tuple[list[Candidate], list[Candidate]]:

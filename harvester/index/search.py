@@ -51,6 +51,7 @@ falls in the range, in the store's filter, so the ``k`` results are the best of 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -93,7 +94,9 @@ class SearchTuning:
     or ``rrf`` (weighted reciprocal rank fusion, constant ``rrf_k``). ``level``: what is fused when
     results are pages: ``both`` (each side's page ranking, plus the chunk-level page score),
     ``page`` (the page rankings only) or ``chunk`` (chunks, then grouped); with ``both``, the
-    chunk-level page score counts ``chunk_weight`` times. ``change_notes_yield``:
+    chunk-level page score counts ``chunk_weight`` times. ``length_prior``: what a page of N chunks
+    loses, times sqrt(ln N), in a hybrid search for a query naming no code identifier
+    (``fuse_pages``). ``change_notes_yield``:
     release notes and changelogs yield to the next page when the query does not ask what changed
     (``yield_change_notes``)."""
 
@@ -106,6 +109,7 @@ class SearchTuning:
     rrf_k: int = 10
     level: str = "both"
     chunk_weight: float = 2.0
+    length_prior: float = 0.3
     change_notes_yield: bool = True
 
 
@@ -297,7 +301,8 @@ def rank(
     if tuning.level == "chunk":
         results = group_pages(head, wanted, tuning)
     else:
-        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, wanted, tuning)
+        prior = 0.0 if query and names_code(query) else tuning.length_prior
+        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, wanted, tuning, length_prior=prior)
     if len(results) < wanted:
         have = {result["url"] for result in results}
         results += [r for r in group_pages(tail, wanted, tuning) if r["url"] not in have][:wanted - len(results)]
@@ -357,15 +362,16 @@ def yield_change_notes(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def fuse_pages(
     dense: list[Candidate], sparse: list[Candidate], fused: list[tuple[Candidate, float]], k: int,
-    tuning: SearchTuning = DEFAULT_TUNING,
+    tuning: SearchTuning = DEFAULT_TUNING, *, length_prior: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Each half ranks pages from its own chunks (``page_ranking``), then the two page rankings are
     fused as ``fuse`` fuses chunks: a page keeps the best evidence each half found for it, even when
     the halves found it in different chunks. With ``level="both"`` a page also adds its score from
     the chunk-level fusion ``fused`` grouped by page (``group_pages``: one chunk that both halves
-    found), and a page that both halves rank first is ranked first; then no page climbs more than
-    one place over the better of its two half ranks (``supported``). A result's text is its page's
-    best chunk in ``fused``."""
+    found). When both halves are present, a page of N chunks loses ``length_prior`` times
+    sqrt(ln N) (``length_penalty``); a page that both halves rank first is ranked first; then no
+    page climbs more than one place over the better of its two half ranks (``supported``). A
+    result's text is its page's best chunk in ``fused``."""
     dense_pages, sparse_pages = page_ranking(dense, tuning), page_ranking(sparse, tuning)
     scores = {str(page.id): score for page, score in fuse(dense_pages, sparse_pages, tuning)}
     best: dict[str, Candidate] = {}
@@ -377,6 +383,9 @@ def fuse_pages(
     if tuning.level == "both":
         for url, score, _ in _pages(fused, tuning):
             scores[url] += tuning.chunk_weight * score
+    if length_prior and dense_pages and sparse_pages:
+        for url in scores:
+            scores[url] -= length_prior * length_penalty(best[url].payload)
     order = sorted(scores, key=lambda url: -scores[url])
     if dense_pages and sparse_pages and dense_pages[0].id == sparse_pages[0].id:
         order.remove(str(dense_pages[0].id))
@@ -389,6 +398,27 @@ def fuse_pages(
         result["matches"] = len(matches[url])
         results.append(result)
     return results
+
+
+def length_penalty(payload: dict[str, Any]) -> float:
+    """sqrt(ln N), N the chunks of the page ``payload`` is a chunk of: the best of N chunks'
+    similarities to a query grows with N by chance alone, about as sqrt(2 ln N) standard deviations
+    (the expected maximum of N draws), so a long page's best chunk is weaker evidence than a short
+    page's equal one."""
+    total = (payload.get("metadata") or {}).get("total_chunks") or 1
+    return math.sqrt(math.log(total)) if total > 1 else 0.0
+
+
+# A code identifier in a query: a dotted name (``resp.ok``, ``settings.DEBUG``), a snake_case name
+# (``status_code``) or a call (``url_for()``); "e.g." and version numbers are none.
+CODE_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+|\b[A-Za-z]\w*_\w+|\w\(\)")
+
+
+def names_code(query: str) -> bool:
+    """Whether ``query`` names a code identifier (``CODE_IDENTIFIER``): its answer is that
+    identifier's entry, often on a long reference page, found by its exact words, not by chance, so
+    the length prior does not apply."""
+    return CODE_IDENTIFIER.search(query) is not None
 
 
 def supported(order: list[str], dense: list[Candidate], sparse: list[Candidate], k: int) -> list[str]:
