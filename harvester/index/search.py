@@ -19,8 +19,14 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    twice (``chunk_weight``) the page's score when chunks are fused first (``fuse``: a chunk's cosine
    plus its weighted BM25 share, then ``group_pages``): one passage that both sides find is
    stronger evidence than two that each side finds apart (on every question set measured, weights
-   from 1.5 to 2 rank as well as 1 or better; from 2.5 Django's questions lose). A page that both
-   sides rank first is ranked first, whatever the sum says: fusing chunks alone
+   from 1.5 to 2 rank as well as 1 or better; from 2.5 Django's questions lose). A page of N
+   chunks then loses ``length_prior`` (0.3) times sqrt(ln N): the best of N chunks' similarities
+   grows with N by chance alone (the expected maximum of N draws is about sqrt(2 ln N) standard
+   deviations up), so without it long reference pages and release notes, whose best chunk matches
+   moderately, climb over the short page whose one chunk answers. Not when the query names a code
+   identifier (``names_code``: a dotted, snake_case or called name): its answer is that name's
+   entry, often on a long reference page, matched by its exact words rather than by chance. A page
+   that both sides rank first is ranked first, whatever the sum says: fusing chunks alone
    (``level="chunk"``, the previous default) let long pages whose chunks sit moderately in both
    lists climb over it; fusing pages alone (``level="page"``) lost the one-chunk agreement and
    ranked worse on natural questions. A page absent from one side's candidates gets nothing from
