@@ -10,16 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harvester.embedding import onnx as embedding_onnx
+from harvester.embedding.folder import DEFAULT_MODEL, ModelUnavailable, resolve_model
+from harvester.embedding.models import load_backend, load_embedder
 from tests.conftest import import_prerequisite, missing_prerequisite
-
-import_prerequisite("onnxruntime")
-import_prerequisite("onnx")
-import_prerequisite("torch")
-import_prerequisite("sentence_transformers")
-
-from harvester.embedding import onnx as embedding_onnx  # noqa: E402
-from harvester.embedding.folder import DEFAULT_MODEL, ModelUnavailable, resolve_model  # noqa: E402
-from harvester.embedding.models import load_backend, load_embedder  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -32,6 +26,14 @@ SENTENCES = [
     "current_app and g proxies are accessed instead. " * 6,  # longer than max_seq_length: truncated
     "Use the test client to send requests to the application and inspect the responses.",
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def prerequisites() -> None:
+    # Imported when the module's first test runs, not when it is collected: torch and
+    # sentence-transformers take seconds to import, in every worker that collects this file.
+    for module in ("onnxruntime", "onnx", "torch", "sentence_transformers"):
+        import_prerequisite(module)
 
 
 @pytest.fixture(scope="module")
