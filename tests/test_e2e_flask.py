@@ -126,6 +126,35 @@ def test_the_changelog_yields_to_the_page_that_explains_unless_asked_what_change
     assert pages("Flask 2.3 release")[0] == "/changes.html"
 
 
+def test_a_long_page_does_not_outrank_a_short_one_on_equal_evidence(docs_crawl):
+    """The length prior, through ``scrapy search`` on the real store: the tutorial's 13-chunk
+    templates page has the "Log In" section; its 32-chunk tests page logs in here and there and,
+    counted without the prior, ranks first."""
+    from dataclasses import replace
+
+    from scrapy.settings import Settings
+
+    from harvester.config.spec import defaults
+    from harvester.embedding.query import load_query_embedder
+    from harvester.index.engines import open_store
+    from harvester.index.search import DEFAULT_TUNING, search
+
+    _, workdir, _ = docs_crawl
+    process = scrapy_command(["search", "--json", "-k", "3", "Log In"], workdir)
+    assert process.returncode == 0, process.stderr
+    hits = json.loads(process.stdout)
+    assert [re.sub(r"^http://[^/]+", "", hit["url"]) for hit in hits[:2]] == [
+        "/tutorial/templates.html", "/tutorial/tests.html"], [h["url"] for h in hits]
+    store = open_store(None, None, str(workdir / "qdrant"))
+    try:
+        embedder = load_query_embedder(Settings(defaults()))
+        unweighted = search(store, defaults()["HARVESTER_QDRANT_COLLECTION"], embedder, "Log In", 3,
+                            tuning=replace(DEFAULT_TUNING, length_prior=0.0))
+    finally:
+        store.close()
+    assert re.sub(r"^http://[^/]+", "", unweighted[0]["url"]) == "/tutorial/tests.html"
+
+
 @pytest.mark.cli
 def test_search_prints_readable_results_and_fails_clearly_without_a_collection(docs_crawl, tmp_path):
     _, workdir, _ = docs_crawl
