@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -308,8 +308,9 @@ def rank(
     if tuning.level == "chunk":
         results = group_pages(head, wanted, tuning)
     else:
-        prior = 0.0 if query and names_code(query) else tuning.length_prior
-        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, wanted, tuning, length_prior=prior)
+        if query and names_code(query):
+            tuning = replace(tuning, length_prior=0.0)
+        results = fuse_pages(dense[:tuning.depth], sparse[:tuning.depth], head, wanted, tuning)
     if len(results) < wanted:
         have = {result["url"] for result in results}
         results += [r for r in group_pages(tail, wanted, tuning) if r["url"] not in have][:wanted - len(results)]
@@ -369,14 +370,14 @@ def yield_change_notes(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def fuse_pages(
     dense: list[Candidate], sparse: list[Candidate], fused: list[tuple[Candidate, float]], k: int,
-    tuning: SearchTuning = DEFAULT_TUNING, *, length_prior: float = 0.0,
+    tuning: SearchTuning = DEFAULT_TUNING,
 ) -> list[dict[str, Any]]:
     """Each half ranks pages from its own chunks (``page_ranking``), then the two page rankings are
     fused as ``fuse`` fuses chunks: a page keeps the best evidence each half found for it, even when
     the halves found it in different chunks. With ``level="both"`` a page also adds its score from
     the chunk-level fusion ``fused`` grouped by page (``group_pages``: one chunk that both halves
-    found). When both halves are present, a page of N chunks loses ``length_prior`` times
-    sqrt(ln N) (``length_penalty``); a page that both halves rank first is ranked first; then no
+    found). When both halves are present, a page of N chunks loses ``tuning.length_prior`` times
+    sqrt(ln N) (``length_penalty``; ``rank`` sets it to 0 for a query that names code); a page that both halves rank first is ranked first; then no
     page climbs more than one place over the better of its two half ranks (``supported``). A
     result's text is its page's best chunk in ``fused``."""
     dense_pages, sparse_pages = page_ranking(dense, tuning), page_ranking(sparse, tuning)
@@ -390,9 +391,9 @@ def fuse_pages(
     if tuning.level == "both":
         for url, score, _ in _pages(fused, tuning):
             scores[url] += tuning.chunk_weight * score
-    if length_prior and dense_pages and sparse_pages:
+    if tuning.length_prior and dense_pages and sparse_pages:
         for url in scores:
-            scores[url] -= length_prior * length_penalty(best[url].payload)
+            scores[url] -= tuning.length_prior * length_penalty(best[url].payload)
     order = sorted(scores, key=lambda url: -scores[url])
     if dense_pages and sparse_pages and dense_pages[0].id == sparse_pages[0].id:
         order.remove(str(dense_pages[0].id))
