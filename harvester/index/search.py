@@ -377,9 +377,10 @@ def fuse_pages(
     the halves found it in different chunks. With ``level="both"`` a page also adds its score from
     the chunk-level fusion ``fused`` grouped by page (``group_pages``: one chunk that both halves
     found). When both halves are present, a page of N chunks loses ``tuning.length_prior`` times
-    sqrt(ln N) (``length_penalty``; ``rank`` sets it to 0 for a query that names code); a page that both halves rank first is ranked first; then no
-    page climbs more than one place over the better of its two half ranks (``supported``). A
-    result's text is its page's best chunk in ``fused``."""
+    sqrt(ln N) (``length_penalty``; ``rank`` sets it to 0 for a query that names code); a page
+    that both halves rank first is ranked first; then no page climbs more than one place over the
+    better of its two half ranks (``supported``). A result's text is its page's best chunk in
+    ``fused``."""
     dense_pages, sparse_pages = page_ranking(dense, tuning), page_ranking(sparse, tuning)
     scores = {str(page.id): score for page, score in fuse(dense_pages, sparse_pages, tuning)}
     best: dict[str, Candidate] = {}
