@@ -37,6 +37,17 @@ def flask_server(robots: str) -> SiteServer:
     return server
 
 
+def url_path(url: str) -> str:
+    return re.sub(r"^http://[^/]+", "", url)
+
+
+def searched_paths(workdir, query: str, k: int = 5) -> list[str]:
+    """The paths of ``scrapy search --json``'s results for ``query`` in ``workdir``'s store."""
+    process = scrapy_command(["search", "--json", "-k", str(k), query], workdir)
+    assert process.returncode == 0, process.stderr
+    return [url_path(hit["url"]) for hit in json.loads(process.stdout)]
+
+
 def score(feed, *extra: str) -> dict:
     return score_feed("flask", feed, *extra)
 
@@ -109,21 +120,15 @@ def test_search_returns_the_right_page(docs_crawl, query, page):
     assert process.returncode == 0, process.stderr
     hits = json.loads(process.stdout)
     assert len(hits) == 5 and {"url", "title", "score", "text", "heading_path"} <= set(hits[0])
-    assert page in [re.sub(r"^http://[^/]+", "", hit["url"]) for hit in hits], [h["url"] for h in hits]
+    assert page in [url_path(hit["url"]) for hit in hits], [h["url"] for h in hits]
 
 
 def test_the_changelog_yields_to_the_page_that_explains_unless_asked_what_changed(docs_crawl):
     _, workdir, _ = docs_crawl
-
-    def pages(query: str) -> list[str]:
-        process = scrapy_command(["search", "--json", "-k", "5", query], workdir)
-        assert process.returncode == 0, process.stderr
-        return [re.sub(r"^http://[^/]+", "", hit["url"]) for hit in json.loads(process.stdout)]
-
     # Both halves rank the changelog's .flaskenv entry over the configuration page.
-    ignored = pages("the variables in my .flaskenv file are ignored when I run flask")
+    ignored = searched_paths(workdir, "the variables in my .flaskenv file are ignored when I run flask")
     assert ignored.index("/config.html") < ignored.index("/changes.html"), ignored
-    assert pages("Flask 2.3 release")[0] == "/changes.html"
+    assert searched_paths(workdir, "Flask 2.3 release")[0] == "/changes.html"
 
 
 def test_a_long_page_does_not_outrank_a_short_one_on_equal_evidence(docs_crawl):
@@ -140,11 +145,8 @@ def test_a_long_page_does_not_outrank_a_short_one_on_equal_evidence(docs_crawl):
     from harvester.index.search import DEFAULT_TUNING, search
 
     _, workdir, _ = docs_crawl
-    process = scrapy_command(["search", "--json", "-k", "3", "Log In"], workdir)
-    assert process.returncode == 0, process.stderr
-    hits = json.loads(process.stdout)
-    assert [re.sub(r"^http://[^/]+", "", hit["url"]) for hit in hits[:2]] == [
-        "/tutorial/templates.html", "/tutorial/tests.html"], [h["url"] for h in hits]
+    found = searched_paths(workdir, "Log In", 3)
+    assert found[:2] == ["/tutorial/templates.html", "/tutorial/tests.html"], found
     store = open_store(None, None, str(workdir / "qdrant"))
     try:
         embedder = load_query_embedder(Settings(defaults()))
@@ -152,7 +154,7 @@ def test_a_long_page_does_not_outrank_a_short_one_on_equal_evidence(docs_crawl):
                             tuning=replace(DEFAULT_TUNING, length_prior=0.0))
     finally:
         store.close()
-    assert re.sub(r"^http://[^/]+", "", unweighted[0]["url"]) == "/tutorial/tests.html"
+    assert url_path(unweighted[0]["url"]) == "/tutorial/tests.html"
 
 
 @pytest.mark.cli
