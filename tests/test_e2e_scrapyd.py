@@ -37,8 +37,9 @@ pytestmark = [pytest.mark.cli, requires(
 
 def build_egg(tmp_path: Path) -> Path:
     egg = tmp_path / "harvester.egg"
+    # scrapyd-deploy --build-egg leaves its build folder behind: keep it under tmp_path.
     subprocess.run([BIN / "scrapyd-deploy", "--build-egg", str(egg)], cwd=REPO, check=True,
-                   capture_output=True, timeout=300)
+                   capture_output=True, timeout=300, env=dict(os.environ, TMPDIR=str(tmp_path)))
     return egg
 
 
