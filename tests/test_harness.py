@@ -78,17 +78,13 @@ def test_a_crawl_timed_out_while_its_spider_opens_is_stopped_once_it_runs(tmp_pa
     stops it, and waits for the crawl's end before the next one starts."""
     import asyncio
 
-    from scrapy.utils.defer import deferred_from_coro
-
     from harvester.extract.template_hold import TemplateHold
 
     opened = TemplateHold._spider_opened
 
-    def slowly_opened(self, spider):  # type: ignore[no-untyped-def]
-        async def later() -> None:
-            await asyncio.sleep(4)
-            opened(self, spider)
-        return deferred_from_coro(later())
+    async def slowly_opened(self, spider):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(4)
+        opened(self, spider)
 
     monkeypatch.setattr(TemplateHold, "_spider_opened", slowly_opened)
     with SiteServer(routes=chain_site()) as server:
