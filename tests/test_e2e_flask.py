@@ -48,6 +48,28 @@ def searched_paths(workdir, query: str, k: int = 5) -> list[str]:
     return [url_path(hit["url"]) for hit in json.loads(process.stdout)]
 
 
+def searched_paths_tuned(workdir, query: str, k: int, **tuning) -> list[str]:
+    """The paths ``search()`` finds for ``query`` in ``workdir``'s store with ``tuning``'s knobs
+    changed (what the command cannot set)."""
+    from dataclasses import replace
+
+    from scrapy.settings import Settings
+
+    from harvester.config.spec import defaults
+    from harvester.embedding.query import load_query_embedder
+    from harvester.index.engines import open_store
+    from harvester.index.search import DEFAULT_TUNING, search
+
+    store = open_store(None, None, str(workdir / "qdrant"))
+    try:
+        embedder = load_query_embedder(Settings(defaults()))
+        hits = search(store, defaults()["HARVESTER_QDRANT_COLLECTION"], embedder, query, k,
+                      tuning=replace(DEFAULT_TUNING, **tuning))
+    finally:
+        store.close()
+    return [url_path(hit["url"]) for hit in hits]
+
+
 def score(feed, *extra: str) -> dict:
     return score_feed("flask", feed, *extra)
 
@@ -131,30 +153,26 @@ def test_the_changelog_yields_to_the_page_that_explains_unless_asked_what_change
     assert searched_paths(workdir, "Flask 2.3 release")[0] == "/changes.html"
 
 
+def test_the_home_pages_table_of_contents_yields_to_the_page_it_lists_unless_named(docs_crawl):
+    """Through ``scrapy search`` on the real store: the docs home's "User's Guide" list of links
+    names the testing pages and, without the yield, ranks over the tutorial's testing page."""
+    _, workdir, _ = docs_crawl
+    query = "testing flask applications"
+    found = searched_paths(workdir, query)
+    assert found.index("/tutorial/tests.html") < found.index("/"), found
+    assert searched_paths(workdir, "Additional Notes")[0] == "/"  # the query names the list
+    kept = searched_paths_tuned(workdir, query, 5, link_lists_yield=False)
+    assert kept.index("/") < kept.index("/tutorial/tests.html"), kept
+
+
 def test_a_long_page_does_not_outrank_a_short_one_on_equal_evidence(docs_crawl):
     """The length prior, through ``scrapy search`` on the real store: the tutorial's 13-chunk
     templates page has the "Log In" section; its 32-chunk tests page logs in here and there and,
     counted without the prior, ranks first."""
-    from dataclasses import replace
-
-    from scrapy.settings import Settings
-
-    from harvester.config.spec import defaults
-    from harvester.embedding.query import load_query_embedder
-    from harvester.index.engines import open_store
-    from harvester.index.search import DEFAULT_TUNING, search
-
     _, workdir, _ = docs_crawl
     found = searched_paths(workdir, "Log In", 3)
     assert found[:2] == ["/tutorial/templates.html", "/tutorial/tests.html"], found
-    store = open_store(None, None, str(workdir / "qdrant"))
-    try:
-        embedder = load_query_embedder(Settings(defaults()))
-        unweighted = search(store, defaults()["HARVESTER_QDRANT_COLLECTION"], embedder, "Log In", 3,
-                            tuning=replace(DEFAULT_TUNING, length_prior=0.0))
-    finally:
-        store.close()
-    assert url_path(unweighted[0]["url"]) == "/tutorial/tests.html"
+    assert searched_paths_tuned(workdir, "Log In", 3, length_prior=0.0)[0] == "/tutorial/tests.html"
 
 
 @pytest.mark.cli

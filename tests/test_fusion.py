@@ -1,8 +1,8 @@
 """Hybrid ranking at the page level: each half ranks pages, then the page rankings are fused (with the
 chunk-level fusion's page score added by default), the hybrid never loses a page that both
 halves put first, and no page climbs more than one place over the better of its two half ranks;
-change notes yield to the page after them unless the query asks what changed. Pure, in-process
-candidates."""
+change notes yield to the page after them unless the query asks what changed, and lists of links
+unless the query names them. Pure, in-process candidates."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ import random
 
 import pytest
 
-from harvester.index.search import Candidate, SearchTuning, names_code, page_ranking, rank
+from harvester.index.search import (
+    Candidate,
+    SearchTuning,
+    link_list,
+    names_code,
+    page_ranking,
+    rank,
+)
 
 
 def chunk(key: str, score: float, page: str, headings: tuple[str, ...] = (), total: int | None = None) -> Candidate:
@@ -191,3 +198,47 @@ def test_release_notes_are_a_series_of_pages_each_titled_with_its_version():
     story = [chunk("n1", 0.72, "news/prices", ("Prices in November", "Inflation rises to 3.2%")),
              chunk("n2", 0.60, "news/rates", ("Rates", "The bank holds rates"))]
     assert rank(story, [], 2, query="inflation in November")[0]["url"] == "http://h/news/prices.html"
+
+
+TABLE_OF_CONTENTS = """## User's Guide
+
+- [Testing Flask Applications](http://h/testing.html)
+  - [The Client](http://h/testing.html#the-client)
+  - [`test_client()`](http://h/api.html#flask.Flask.test_client)
+1. [Tutorial](http://h/tutorial/index.html)"""
+
+
+def test_a_list_of_links_is_told_from_prose_and_from_a_described_list():
+    assert link_list(TABLE_OF_CONTENTS)
+    assert link_list("Contents:\n\n" + TABLE_OF_CONTENTS)  # one line of words among many links
+    prose = "Use the [test client](http://h/t.html) to send requests.\n\n- [Testing](http://h/t.html)\n- Fixtures"
+    assert not link_list(prose)
+    described = "\n".join(f"- [{name}](http://h/{name}.html): how to {name} an app" for name in ("test", "deploy", "log"))
+    assert not link_list(described)
+    assert not link_list("- [Testing](http://h/t.html)\n- [Tutorial](http://h/u.html)")  # two links: too few to tell
+
+
+def contents_first() -> tuple[list[Candidate], list[Candidate]]:
+    # The site's home lists the testing pages by name; the testing guide explains, a little lower.
+    def page(key: str, score: float, url: str, headings: tuple[str, ...], text: str) -> Candidate:
+        return Candidate(key, score, {"page_content": text, "metadata": {"source_url": url, "headings": list(headings)}})
+    home = ("Welcome to Flask", "User's Guide")
+    guide = ("Testing Flask Applications", "The Client")
+    dense = [page("i1", 0.70, "http://h/", home, TABLE_OF_CONTENTS),
+             page("t1", 0.68, "http://h/testing.html", guide, "Flask provides a test client ...")]
+    sparse = [page("i1", 15.0, "http://h/", home, TABLE_OF_CONTENTS),
+              page("t1", 13.0, "http://h/testing.html", guide, "Flask provides a test client ...")]
+    return dense, sparse
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
+def test_a_list_of_links_yields_to_the_next_page_unless_the_query_names_it(mode):
+    dense, sparse = contents_first()
+    dense, sparse = (dense if mode != "sparse" else []), (sparse if mode != "dense" else [])
+    asked = "testing flask applications"
+    assert [r["url"] for r in rank(dense, sparse, 2, query=asked)] == ["http://h/testing.html", "http://h/"]
+    assert rank(dense, sparse, 1, query=asked)[0]["url"] == "http://h/testing.html"  # whatever k is
+    # Every word of the query in the list's headings: the user asks for the list.
+    assert rank(dense, sparse, 2, query="user's guide")[0]["url"] == "http://h/"
+    kept = rank(dense, sparse, 2, SearchTuning(link_lists_yield=False), query=asked)
+    assert kept[0]["url"] == "http://h/"

@@ -37,12 +37,16 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    moderate chunks, can sum past the page one side ranks first. Min-max normalisation stretches
    the dense side's small differences into large ones; rank fusion (RRF) throws away how sure each
    side is: both ranked worse. One result per page, its best chunk by the chunk-level fusion.
-4. **Change notes yield** (``yield_change_notes``, every mode): a changelog or a page of release
+4. **Change notes yield** (``change_notes``, every mode): a changelog or a page of release
    notes matches a feature's words and meaning wherever the feature changed, so unless the query
    asks what changed (a version number, words of change), each run of such pages moves below the
    page that follows it. They are recognised by their headings, not their URLs: a version number
    in a heading under the page's top one (a heading per version), or in the top heading of two or
-   more candidate pages (a page per version).
+   more candidate pages (a page per version). **Lists of links yield** the same way
+   (``link_lists``): a table of contents, an index of names or a category page matches a
+   feature's name wherever it is listed, so a page whose best chunk is list items holding only
+   links moves below the next page, unless every word of the query is in that chunk's headings
+   (the query names the list: "API Reference").
 
 ``group_by=None`` returns chunks instead, in the chunk-level fused order (cosine plus the weighted
 BM25 share of each chunk), identical texts collapsed.
@@ -66,7 +70,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from harvester.index.engines import as_store
-from harvester.index.lexical import sparse_query
+from harvester.index.lexical import sparse_query, stems
 from harvester.index.store import (
     DOC_ID,
     NODE_CONTENT,
@@ -105,7 +109,8 @@ class SearchTuning:
     loses, times sqrt(ln N), in a hybrid search for a query naming no code identifier
     (``fuse_pages``). ``change_notes_yield``:
     release notes and changelogs yield to the next page when the query does not ask what changed
-    (``yield_change_notes``)."""
+    (``change_notes``); ``link_lists_yield``: so do pages whose best chunk is a list of links, unless
+    the query names the list (``link_lists``)."""
 
     depth: int = 20
     sparse_weight: float = 0.4
@@ -118,6 +123,7 @@ class SearchTuning:
     chunk_weight: float = 2.0
     length_prior: float = 0.3
     change_notes_yield: bool = True
+    link_lists_yield: bool = True
 
 
 DEFAULT_TUNING = SearchTuning()
@@ -295,14 +301,16 @@ def rank(
 ) -> list[dict[str, Any]]:
     """Results from the two candidate lists (either may be empty): fused, then grouped by page or
     collapsed; pages of change notes yield to the next page unless ``query`` asks what changed
-    (``yield_change_notes``). Pure: no Qdrant, no model."""
+    (``change_notes``), and so do lists of links unless it names them (``link_lists``). Pure: no
+    Qdrant, no model."""
     head = fuse(dense[:tuning.depth], sparse[:tuning.depth], tuning)
     seen = {c.id for c, _ in head}
     # Candidates past the depth only fill up, after every fused one.
     tail = [pair for pair in fuse(dense, sparse, tuning) if pair[0].id not in seen]
     if group_by != "page":
         return collapse([hit(c.payload, score) for c, score in head + tail], k)
-    yielding = tuning.change_notes_yield and not (query and asks_about_changes(query))
+    notes_yield = tuning.change_notes_yield and not (query and asks_about_changes(query))
+    yielding = notes_yield or tuning.link_lists_yield
     # Yielding looks past the k-th page, so that the first k are the same whatever k is.
     wanted = max(k, tuning.depth) if yielding else k
     if tuning.level == "chunk":
@@ -314,7 +322,12 @@ def rank(
     if len(results) < wanted:
         have = {result["url"] for result in results}
         results += [r for r in group_pages(tail, wanted, tuning) if r["url"] not in have][:wanted - len(results)]
-    return (yield_change_notes(results) if yielding else results)[:k]
+    if not yielding:
+        return results[:k]
+    yielders = change_notes(results) if notes_yield else set()
+    if tuning.link_lists_yield:
+        yielders |= link_lists(results, query)
+    return yield_pages(results, yielders)[:k]
 
 
 # A version number standing alone ("2.0", "v1.4.2", "3.2.1 (2021-05-04)"), not part of a longer
@@ -352,15 +365,40 @@ def change_notes(results: list[dict[str, Any]]) -> set[str]:
     return found | set(versioned) if len(versioned) > 1 else found
 
 
-def yield_change_notes(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``results`` with each run of change-notes pages moved below the page that follows it: release
-    notes match a feature's words and meaning wherever it changed, but a question that does not ask
-    what changed is about the page that explains the feature."""
-    notes = change_notes(results)
+# A list item that is one link and nothing else ("- [Sessions](...)", "1. [`get()`](...)").
+LINK_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s+`?\[[^\]]*\]\([^)]*\)`?[\s.,;:]*")
+
+
+def link_list(text: str) -> bool:
+    """Whether a chunk's Markdown is a list of links: at least three lines besides its headings, four
+    in five of them list items that hold only a link (a table of contents, an index of names, a
+    category page of articles)."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return len(lines) >= 3 and sum(1 for line in lines if LINK_ITEM.fullmatch(line)) >= 0.8 * len(lines)
+
+
+def link_lists(results: list[dict[str, Any]], query: str | None = None) -> set[str]:
+    """The pages among ``results`` whose best chunk is a list of links (``link_list``), unless every
+    word of ``query`` is in that chunk's headings: the query names the list ("API Reference")."""
+    asked = set(stems(query)) if query else set()
+    found = set()
+    for result in results:
+        if link_list(result.get("text") or ""):
+            headings = set(stems(" ".join(str(h) for h in result.get("heading_path") or [])))
+            if not asked or not asked <= headings:
+                found.add(result["url"])
+    return found
+
+
+def yield_pages(results: list[dict[str, Any]], yielders: set[str]) -> list[dict[str, Any]]:
+    """``results`` with each run of the pages ``yielders`` names moved below the page that follows
+    it. Change notes (``change_notes``) match a feature's words and meaning wherever it changed, and
+    lists of links (``link_lists``) its name wherever it is listed, but a question that does not ask
+    what changed, nor name the list, is about the page that explains the feature."""
     ordered: list[dict[str, Any]] = []
     run: list[dict[str, Any]] = []
     for result in results:
-        if result["url"] in notes:
+        if result["url"] in yielders:
             run.append(result)
         else:
             ordered += [result, *run]
