@@ -157,6 +157,13 @@ class GuardProxy:
     async def _shutdown(self) -> None:
         if self._server is not None:
             self._server.close()
+        # A connection accepted as the server closes starts its task a few turns later: let it start
+        # and register, or it is left pending when the loop closes (cancelled unstarted, it raises).
+        current = asyncio.current_task()
+        for _turn in range(10):
+            if not asyncio.all_tasks() - self._tasks - {current}:
+                break
+            await asyncio.sleep(0)
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
