@@ -184,6 +184,19 @@ def test_long_paragraph_splits_at_sentence_ends() -> None:
     assert all(body(c)[-1] in ".!" for c in chunks)
 
 
+def test_a_link_whose_text_has_sentence_stops_is_never_cut() -> None:
+    """A FAQ index: each item links a question of two sentences; a cut after the first stop left
+    half a link at each side of a chunk boundary."""
+    items = [f"- [I can't log in {i}. When I enter a valid password, it just reloads.](http://h/faq.html#q{i})"
+             for i in range(12)]
+    markdown = "# FAQ\n\n" + "\n".join(items)
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=40)
+    assert len(chunks) > 2
+    assert_invariants(chunks, whitespace_counter, 40)
+    kept = [line for c in chunks for line in body(c).splitlines() if line.startswith("- [")]
+    assert kept == items
+
+
 def test_cjk_sentences_split_without_spaces() -> None:
     sentences = ["这是第一个句子。", "这是第二个句子！", "这是第三个句子？", "这是第四个句子。"] * 3
     markdown = "".join(sentences)

@@ -544,7 +544,40 @@ def _split_on(text: str, pattern: re.Pattern[str], at: int | None = None) -> lis
         else:
             sep += chunk + following
         offset += len(chunk) + len(following)
+    if pattern in (_SENTENCE_SEP, _LATIN_SENTENCE_SEP) and "[" in text:
+        return _links_kept_whole(spans)
     return spans
+
+
+# How many sentences a link's text may run over and still be joined: a longer "link" is a stray "[".
+_LINK_SENTENCES = 8
+
+
+def _links_kept_whole(spans: list[_Span]) -> list[_Span]:
+    """Sentences joined again where stops fell inside a link's text ("[I can't log in. When I
+    ...](url)"): a cut there leaves half a link at each side of a chunk boundary."""
+    joined: list[_Span] = []
+    i = 0
+    while i < len(spans):
+        span, end = spans[i], i
+        if _open_link(span.text):
+            inside = spans[i + 1:i + 1 + _LINK_SENTENCES]
+            end = next((i + 1 + j for j, s in enumerate(inside) if _closes_link(s.text)), i)
+            if any("[" in s.text or "]" in s.text for s in spans[i + 1:end]):
+                end = i
+        text = span.text + "".join(s.sep + s.text for s in spans[i + 1:end + 1])
+        joined.append(_Span(text, span.sep, span.start) if end > i else span)
+        i = end + 1
+    return joined
+
+
+def _open_link(text: str) -> bool:
+    return text.rfind("[") > text.rfind("]")
+
+
+def _closes_link(text: str) -> bool:
+    closing, opening = text.find("]("), text.find("[")
+    return closing >= 0 and (opening < 0 or closing < opening)
 
 
 def _fit(spans: list[_Span], budget: int, counts: _Counts) -> list[tuple[_Span, int]]:
