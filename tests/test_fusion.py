@@ -20,11 +20,17 @@ from harvester.index.search import (
 )
 
 
-def chunk(key: str, score: float, page: str, headings: tuple[str, ...] = (), total: int | None = None) -> Candidate:
+def chunk(key: str, score: float, page: str, headings: tuple[str, ...] = (), total: int | None = None,
+          text: str | None = None) -> Candidate:
     metadata = {"source_url": f"http://h/{page}.html", "headings": list(headings)}
     if total:
         metadata["total_chunks"] = total
-    return Candidate(key, score, {"page_content": key, "metadata": metadata})
+    return Candidate(key, score, {"page_content": text or key, "metadata": metadata})
+
+
+def in_mode(mode: str, dense: list[Candidate], sparse: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """The candidates a search in ``mode`` has: one half's are empty in ``dense`` or ``sparse`` mode."""
+    return (dense if mode != "sparse" else []), (sparse if mode != "dense" else [])
 
 
 def answer_and_long_page() -> tuple[list[Candidate], list[Candidate]]:
@@ -161,8 +167,7 @@ def changelog_first() -> tuple[list[Candidate], list[Candidate]]:
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
 def test_a_changelog_yields_to_the_next_page_unless_the_query_asks_what_changed(mode):
-    dense, sparse = changelog_first()
-    dense, sparse = (dense if mode != "sparse" else []), (sparse if mode != "dense" else [])
+    dense, sparse = in_mode(mode, *changelog_first())
     asked = "the variables in my .flaskenv file are ignored"
     assert [r["url"] for r in rank(dense, sparse, 3, query=asked)] == [
         "http://h/config.html", "http://h/changes.html", "http://h/other.html"]
@@ -220,25 +225,20 @@ def test_a_list_of_links_is_told_from_prose_and_from_a_described_list():
 
 def contents_first() -> tuple[list[Candidate], list[Candidate]]:
     # The site's home lists the testing pages by name; the testing guide explains, a little lower.
-    def page(key: str, score: float, url: str, headings: tuple[str, ...], text: str) -> Candidate:
-        return Candidate(key, score, {"page_content": text, "metadata": {"source_url": url, "headings": list(headings)}})
     home = ("Welcome to Flask", "User's Guide")
     guide = ("Testing Flask Applications", "The Client")
-    dense = [page("i1", 0.70, "http://h/", home, TABLE_OF_CONTENTS),
-             page("t1", 0.68, "http://h/testing.html", guide, "Flask provides a test client ...")]
-    sparse = [page("i1", 15.0, "http://h/", home, TABLE_OF_CONTENTS),
-              page("t1", 13.0, "http://h/testing.html", guide, "Flask provides a test client ...")]
+    dense = [chunk("i1", 0.70, "index", home, text=TABLE_OF_CONTENTS), chunk("t1", 0.68, "testing", guide)]
+    sparse = [chunk("i1", 15.0, "index", home, text=TABLE_OF_CONTENTS), chunk("t1", 13.0, "testing", guide)]
     return dense, sparse
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "sparse"])
 def test_a_list_of_links_yields_to_the_next_page_unless_the_query_names_it(mode):
-    dense, sparse = contents_first()
-    dense, sparse = (dense if mode != "sparse" else []), (sparse if mode != "dense" else [])
+    dense, sparse = in_mode(mode, *contents_first())
     asked = "testing flask applications"
-    assert [r["url"] for r in rank(dense, sparse, 2, query=asked)] == ["http://h/testing.html", "http://h/"]
+    assert [r["url"] for r in rank(dense, sparse, 2, query=asked)] == ["http://h/testing.html", "http://h/index.html"]
     assert rank(dense, sparse, 1, query=asked)[0]["url"] == "http://h/testing.html"  # whatever k is
     # Every word of the query in the list's headings: the user asks for the list.
-    assert rank(dense, sparse, 2, query="user's guide")[0]["url"] == "http://h/"
+    assert rank(dense, sparse, 2, query="user's guide")[0]["url"] == "http://h/index.html"
     kept = rank(dense, sparse, 2, SearchTuning(link_lists_yield=False), query=asked)
-    assert kept[0]["url"] == "http://h/"
+    assert kept[0]["url"] == "http://h/index.html"
