@@ -197,6 +197,19 @@ def test_a_link_whose_text_has_sentence_stops_is_never_cut() -> None:
     assert kept == items
 
 
+def test_links_one_after_another_in_a_sentence_are_never_cut() -> None:
+    """A sentence naming several links, each of two sentences: the stop inside the second link
+    followed the first link's close, and was taken for a place to cut."""
+    links = [f"[Question {i}. It has two sentences.](http://h/faq.html#q{i})" for i in range(30)]
+    sentences = [f"See {first} and {second}." for first, second in zip(links[::2], links[1::2], strict=True)]
+    markdown = "# FAQ\n\n" + " ".join(sentences)
+    chunks = chunk_markdown(markdown, whitespace_counter, max_tokens=40)
+    assert len(chunks) > 2
+    assert_invariants(chunks, whitespace_counter, 40)
+    text = "\n".join(body(c) for c in chunks)
+    assert all(link in text for link in links)
+
+
 def test_cjk_sentences_split_without_spaces() -> None:
     sentences = ["这是第一个句子。", "这是第二个句子！", "这是第三个句子？", "这是第四个句子。"] * 3
     markdown = "".join(sentences)

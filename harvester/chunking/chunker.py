@@ -560,15 +560,24 @@ def _links_kept_whole(spans: list[_Span]) -> list[_Span]:
     i = 0
     while i < len(spans):
         span, end = spans[i], i
-        if _open_link(span.text):
-            inside = spans[i + 1:i + 1 + _LINK_SENTENCES]
-            end = next((i + 1 + j for j, s in enumerate(inside) if _closes_link(s.text)), i)
-            if any("[" in s.text or "]" in s.text for s in spans[i + 1:end]):
-                end = i
+        # The sentence that closes a link may open the next one ("...](a) and [B one.").
+        while _open_link(spans[end].text) and (closing := _link_close(spans, end)) is not None:
+            end = closing
         text = span.text + "".join(s.sep + s.text for s in spans[i + 1:end + 1])
         joined.append(_Span(text, span.sep, span.start) if end > i else span)
         i = end + 1
     return joined
+
+
+def _link_close(spans: list[_Span], opened: int) -> int | None:
+    """The index of the sentence that closes the link ``spans[opened]`` leaves open, within
+    ``_LINK_SENTENCES`` and with no bracket in the sentences between; None if there is none."""
+    for end in range(opened + 1, min(opened + 1 + _LINK_SENTENCES, len(spans))):
+        if _closes_link(spans[end].text):
+            return end
+        if "[" in spans[end].text or "]" in spans[end].text:
+            return None
+    return None
 
 
 def _open_link(text: str) -> bool:
