@@ -51,8 +51,9 @@ def test_a_page_both_halves_rank_first_stays_first():
     results = rank(dense, sparse, 5)
     assert [r["url"] for r in results] == ["http://h/answer.html", "http://h/long.html"]
     assert results[0]["matches"] == 2 and results[1]["matches"] == 3
-    # Page level alone: cosine of the answer page's best dense chunk plus its full BM25 share.
-    pages = rank(dense, sparse, 5, SearchTuning(level="page"))
+    # Page level alone, each half from nothing: cosine of the answer page's best dense chunk plus
+    # its full BM25 share.
+    pages = rank(dense, sparse, 5, SearchTuning(level="page", baseline=0.0))
     assert [r["url"] for r in pages] == ["http://h/answer.html", "http://h/long.html"]
     assert pages[0]["score"] == pytest.approx(0.75 + 0.4 * 1.0, abs=1e-4)
     # Fusing chunks first lets the long page's chunks found by both halves climb over it.
@@ -111,14 +112,44 @@ def test_a_page_climbs_no_more_than_one_place_over_its_better_half():
                                            "http://h/mid.html", "http://h/other.html"]
 
 
+def weaker(count: int = 8) -> tuple[list[Candidate], list[Candidate]]:
+    """The rest of each half's candidates: pages that match the query only a little (a search fuses
+    each half's first 20)."""
+    return ([chunk(f"wd{i}", 0.25, f"weak-dense-{i}") for i in range(count)],
+            [chunk(f"ws{i}", 2.0, f"weak-sparse-{i}") for i in range(count)])
+
+
 def test_one_passage_both_halves_find_outweighs_two_each_half_finds_apart():
     # The explanation matches the question by meaning in one chunk and by words in another; the
     # answer's one passage is second on each half. BM25 ranks a third page first, so neither page
     # is both halves' first.
-    dense = [chunk("x1", 0.74, "explanation"), chunk("a1", 0.60, "answer"), chunk("c1", 0.40, "other")]
-    sparse = [chunk("c2", 10.0, "other"), chunk("x2", 9.5, "explanation"), chunk("a1", 9.0, "answer")]
+    weak_dense, weak_sparse = weaker()
+    dense = [chunk("x1", 0.64, "explanation"), chunk("a1", 0.50, "answer"), chunk("c1", 0.40, "other"), *weak_dense]
+    sparse = [chunk("c2", 10.0, "other"), chunk("x2", 9.5, "explanation"), chunk("a1", 9.0, "answer"), *weak_sparse]
     assert rank(dense, sparse, 3)[0]["url"] == "http://h/answer.html"
     assert rank(dense, sparse, 3, SearchTuning(chunk_weight=1.0))[0]["url"] == "http://h/explanation.html"
+
+
+def test_each_half_is_measured_from_its_weakest_candidate():
+    # The model ranks the topic page second; BM25 does not return it (the question is in other
+    # words). Pages both halves find moderately sum past it when what a half did not return counts
+    # as nothing; it scored below that half's weakest candidate, not nothing.
+    weak_dense = [chunk(f"wd{i}", 0.40, f"weak-dense-{i}") for i in range(8)]
+    weak_sparse = [chunk(f"ws{i}", 40.0, f"weak-sparse-{i}") for i in range(8)]
+    dense = [chunk("r1", 0.63, "reference"), chunk("t1", 0.59, "topic"), chunk("o1", 0.55, "optimization"),
+             chunk("e1", 0.54, "expressions"), chunk("b1", 0.45, "backends"), chunk("s1", 0.45, "raw-sql"), *weak_dense]
+    sparse = [chunk("o2", 59.0, "optimization"), chunk("r2", 57.0, "reference"), chunk("c2", 55.0, "conditional"),
+              chunk("s2", 47.0, "raw-sql"), chunk("l2", 46.5, "logging"), chunk("e2", 44.0, "expressions"),
+              chunk("b2", 43.8, "backends"), *weak_sparse]
+    def place(tuning: SearchTuning) -> int:
+        return [r["url"] for r in rank(dense, sparse, 7, tuning)].index("http://h/topic.html") + 1
+    assert place(SearchTuning(baseline=0.0)) == 6
+    assert place(SearchTuning()) == 4
+    # One half alone ranks as it does without the other: the baseline only weighs one half
+    # against the other.
+    for mode in ("dense", "sparse"):
+        alone = in_mode(mode, dense, sparse)
+        assert rank(*alone, 7) == rank(*alone, 7, SearchTuning(baseline=0.0))
 
 
 def reference_and_tutorial() -> tuple[list[Candidate], list[Candidate]]:

@@ -89,10 +89,13 @@ def test_score_fusion_keeps_a_confident_lexical_hit_first():
     dense = [chunk("a", 0.61), chunk("b", 0.60), chunk("c", 0.20)]
     sparse = [chunk("b", 12.0), chunk("a", 1.0), chunk("c", 0.5)]
     assert [c.id for c, _ in fuse(dense, sparse)] == ["b", "a", "c"]
-    fused = {c.id: score for c, score in fuse(dense, sparse)}
+    fused = {c.id: score for c, score in fuse(dense, sparse, SearchTuning(baseline=0.0))}
     # Cosine as it is, BM25 over the query's best, weighted (0.4).
     assert fused["b"] == pytest.approx(0.60 + 0.4 * 1.0)
     assert fused["a"] == pytest.approx(0.61 + 0.4 * 1.0 / 12.0)
+    # Each half measured from 0.4 times its weakest candidate's score.
+    fused = {c.id: score for c, score in fuse(dense, sparse)}
+    assert fused["b"] == pytest.approx((0.60 - 0.4 * 0.20) + 0.4 * (1.0 - 0.4 * 0.5 / 12.0))
     assert fuse(dense, sparse, SearchTuning(sparse_weight=0.0))[0][0].id == "a"
     assert [c.id for c, _ in fuse(dense, [])] == ["a", "b", "c"]
     assert fuse(dense, sparse, SearchTuning(fusion="minmax"))[0][0].id == "b"
@@ -101,8 +104,14 @@ def test_score_fusion_keeps_a_confident_lexical_hit_first():
 
 
 def test_a_chunk_found_by_one_side_only_gets_nothing_from_the_other():
-    fused = {c.id: s for c, s in fuse([chunk("a", 0.5)], [chunk("b", 4.0)])}
-    assert fused == {"a": pytest.approx(0.5), "b": pytest.approx(0.4)}
+    dense, sparse = [chunk("a", 0.5), chunk("c", 0.3)], [chunk("b", 4.0), chunk("c", 2.0)]
+    fused = {c.id: s for c, s in fuse(dense, sparse, SearchTuning(baseline=0.0))}
+    assert fused == {"a": pytest.approx(0.5), "b": pytest.approx(0.4), "c": pytest.approx(0.3 + 0.4 * 0.5)}
+    # Measured from each half's baseline (0.4 times its weakest), what one half found scores above
+    # it and what it did not find at it.
+    fused = {c.id: s for c, s in fuse(dense, sparse)}
+    assert fused == {"a": pytest.approx(0.5 - 0.12), "b": pytest.approx(0.4 * (1 - 0.2)),
+                     "c": pytest.approx(0.3 - 0.12 + 0.4 * (0.5 - 0.2))}
 
 
 def test_pages_count_a_second_good_chunk_not_many_weak_ones():
