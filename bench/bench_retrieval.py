@@ -257,8 +257,11 @@ def configurations() -> list[tuple[str, str, SearchTuning, str | None]]:
         ("default, lists of links not yielding", "hybrid", LISTS_UNYIELDING, "page"),
         ("dense, lists of links not yielding", "dense", LISTS_UNYIELDING, "page"),
         ("sparse, lists of links not yielding", "sparse", LISTS_UNYIELDING, "page"),
+        ("default, each half measured from zero (baseline 0)", "hybrid", replace(DEFAULT_TUNING, baseline=0.0), "page"),
+        *((f"default, baseline {share}", "hybrid", replace(DEFAULT_TUNING, baseline=share), "page")
+          for share in (0.25, 0.5, 1.0)),
         ("chunk-level fusion, then pages (before)", "hybrid",
-         replace(NEITHER_YIELDING, level="chunk"), "page"),
+         replace(NEITHER_YIELDING, level="chunk", baseline=0.0), "page"),
         ("page-level fusion only", "hybrid", replace(DEFAULT_TUNING, level="page"), "page"),
         ("page-level RRF k=10", "hybrid", replace(RRF, level="page"), "page"),
     ]

@@ -39,10 +39,11 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    weakest candidate itself (1), Flask's and Scrapy's recall@5 fell; at 0.4 and 0.5 no question
    set's recall@5 fell, nor any MRR by more than 0.003. Last, no page climbs more than one place
    over the better of its two half ranks: each place goes to the best fused page that a half
-   ranks at that place or the next, while one is left (``supported``); otherwise a long page that both sides rank third or worse, with many
-   moderate chunks, can sum past the page one side ranks first. Min-max normalisation stretches
-   the dense side's small differences into large ones; rank fusion (RRF) throws away how sure each
-   side is: both ranked worse. One result per page, its best chunk by the chunk-level fusion.
+   ranks at that place or the next, while one is left (``supported``); otherwise a long page that
+   both sides rank third or worse, with many moderate chunks, can sum past the page one side ranks
+   first. Min-max normalisation stretches the dense side's small differences into large ones;
+   rank fusion (RRF) throws away how sure each side is: both ranked worse. One result per page,
+   its best chunk by the chunk-level fusion.
 4. **Change notes yield** (``change_notes``, every mode): a changelog or a page of release
    notes matches a feature's words and meaning wherever the feature changed, so unless the query
    asks what changed (a version number, words of change), each run of such pages moves below the
