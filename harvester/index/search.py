@@ -20,7 +20,7 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    plus its weighted BM25 share, then ``group_pages``): one passage that both sides find is
    stronger evidence than two that each side finds apart (without the length prior, weights 1.5 to
    2 ranked every question set as well as 1 or better and from 2.5 Django's questions lost; with
-   it, 1 and 1.5 put a Scrapy answer past the fifth place and 2.5 ranks as 2 does). A page of N
+   it, 1 and 1.5 put a Scrapy answer past the fifth place and from 2.5 Django's lose again). A page of N
    chunks then loses ``length_prior`` (0.3) times sqrt(ln N): the best of N chunks' similarities
    grows with N by chance alone (the expected maximum of N draws is about sqrt(2 ln N) standard
    deviations up), so without it long reference pages and release notes, whose best chunk matches
