@@ -103,7 +103,7 @@ def test_score_fusion_keeps_a_confident_lexical_hit_first():
     assert fuse(dense, sparse, SearchTuning(fusion="rrf"))[0][0].id == "a"
 
 
-def test_a_chunk_found_by_one_side_only_gets_nothing_from_the_other():
+def test_a_chunk_one_side_did_not_find_stands_at_that_sides_baseline():
     dense, sparse = [chunk("a", 0.5), chunk("c", 0.3)], [chunk("b", 4.0), chunk("c", 2.0)]
     fused = {c.id: s for c, s in fuse(dense, sparse, SearchTuning(baseline=0.0))}
     assert fused == {"a": pytest.approx(0.5), "b": pytest.approx(0.4), "c": pytest.approx(0.3 + 0.4 * 0.5)}

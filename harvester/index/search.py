@@ -10,40 +10,40 @@ How a query is answered, and why (the settings compared are in bench/results/ret
    compete with one another otherwise. Each side groups its own candidates by page; a page scores
    its best chunk plus ``page_weight`` times its next ``page_chunks`` best: a second good chunk is
    evidence, while long pages cannot win by sheer number of mediocre chunks.
-3. **Fusion** (``fuse_pages``), by default ``score``: the two page rankings are fused: a page scores
-   its dense page score plus ``sparse_weight`` (0.4) times its BM25 page score divided by the
-   query's best BM25 page score. Cosine is comparable from one query to the next, so it is used as
-   it is; BM25 is not (it grows with the query's length and rare words), so it is scaled to the
+3. **Fusion** (``fuse_pages``), by default ``score``: the two page rankings are fused: a page
+   scores its dense page score plus ``sparse_weight`` (0.4) times its BM25 page score divided by
+   the query's best BM25 page score. Cosine is comparable from one query to the next, so it is used
+   as it is; BM25 is not (it grows with the query's length and rare words), so it is scaled to the
    query's best. This keeps the best evidence each side found for a page even when the two sides
    found it in different chunks (its meaning in one section, its words in another). To it is added
-   twice (``chunk_weight``) the page's score when chunks are fused first (``fuse``: a chunk's cosine
-   plus its weighted BM25 share, then ``group_pages``): one passage that both sides find is
+   twice (``chunk_weight``) the page's score when chunks are fused first (``fuse``: a chunk's
+   cosine plus its weighted BM25 share, then ``group_pages``): one passage that both sides find is
    stronger evidence than two that each side finds apart (without the length prior, weights 1.5 to
    2 ranked every question set as well as 1 or better and from 2.5 Django's questions lost; with
-   it, 1 and 1.5 put a Scrapy answer past the fifth place and from 2.5 Django's lose again). A page of N
-   chunks then loses ``length_prior`` (0.3) times sqrt(ln N): the best of N chunks' similarities
-   grows with N by chance alone (the expected maximum of N draws is about sqrt(2 ln N) standard
-   deviations up), so without it long reference pages and release notes, whose best chunk matches
-   moderately, climb over the short page whose one chunk answers. Not when the query names a code
-   identifier (``names_code``: a dotted, snake_case or called name): its answer is that name's
-   entry, often on a long reference page, matched by its exact words rather than by chance. A page
-   that both sides rank first is ranked first, whatever the sum says: fusing chunks alone
+   it, 1 and 1.5 put a Scrapy answer past the fifth place and from 2.5 Django's lose again). A page
+   of N chunks then loses ``length_prior`` (0.3) times sqrt(ln N): the best of N chunks'
+   similarities grows with N by chance alone (the expected maximum of N draws is about sqrt(2 ln N)
+   standard deviations up), so without it long reference pages and release notes, whose best chunk
+   matches moderately, climb over the short page whose one chunk answers. Not when the query names
+   a code identifier (``names_code``: a dotted, snake_case or called name): its answer is that
+   name's entry, often on a long reference page, matched by its exact words rather than by chance.
+   A page that both sides rank first is ranked first, whatever the sum says: fusing chunks alone
    (``level="chunk"``, the previous default) let long pages whose chunks sit moderately in both
    lists climb over it; fusing pages alone (``level="page"``) lost the one-chunk agreement and
-   ranked worse on natural questions. When both halves are fused, each half's scores (of chunks
-   and of pages) are measured from ``baseline`` (0.4) times its weakest candidate's score, where a
-   page absent from that half's candidates stands: a page one half does not return scored below
-   that half's weakest candidate, not nothing, and a candidate near a half's last place is barely
-   better evidence than one it did not return. From zero (baseline 0), a page that one half ranks
-   high and the other does not return fell below pages that both halves find weakly; from the
-   weakest candidate itself (1), Flask's and Scrapy's recall@5 fell; at 0.4 and 0.5 no question
-   set's recall@5 fell, nor any MRR by more than 0.003. Last, no page climbs more than one place
-   over the better of its two half ranks: each place goes to the best fused page that a half
-   ranks at that place or the next, while one is left (``supported``); otherwise a long page that
-   both sides rank third or worse, with many moderate chunks, can sum past the page one side ranks
-   first. Min-max normalisation stretches the dense side's small differences into large ones;
-   rank fusion (RRF) throws away how sure each side is: both ranked worse. One result per page,
-   its best chunk by the chunk-level fusion.
+   ranked worse on natural questions. When both halves are fused, each half's scores (of chunks and
+   of pages) are measured from ``baseline`` (0.4) times its weakest candidate's score, where a page
+   absent from that half's candidates stands: a page one half does not return scored below that
+   half's weakest candidate, not nothing, and a candidate near a half's last place is barely better
+   evidence than one it did not return. From zero (baseline 0), a page that one half ranks high and
+   the other does not return fell below pages that both halves find weakly; from the weakest
+   candidate itself (1), Flask's and Scrapy's recall@5 fell; at 0.4 and 0.5 no question set's
+   recall@5 fell, nor any MRR by more than 0.003. Last, no page climbs more than one place over the
+   better of its two half ranks: each place goes to the best fused page that a half ranks at that
+   place or the next, while one is left (``supported``); otherwise a long page that both sides rank
+   third or worse, with many moderate chunks, can sum past the page one side ranks first. Min-max
+   normalisation stretches the dense side's small differences into large ones; rank fusion (RRF)
+   throws away how sure each side is: both ranked worse. One result per page, its best chunk by the
+   chunk-level fusion.
 4. **Change notes yield** (``change_notes``, every mode): a changelog or a page of release
    notes matches a feature's words and meaning wherever the feature changed, so unless the query
    asks what changed (a version number, words of change), each run of such pages moves below the
