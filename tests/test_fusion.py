@@ -112,11 +112,11 @@ def test_a_page_climbs_no_more_than_one_place_over_its_better_half():
                                            "http://h/mid.html", "http://h/other.html"]
 
 
-def weaker(count: int = 8) -> tuple[list[Candidate], list[Candidate]]:
+def weaker(cosine: float = 0.25, bm25: float = 2.0, count: int = 8) -> tuple[list[Candidate], list[Candidate]]:
     """The rest of each half's candidates: pages that match the query only a little (a search fuses
     each half's first 20)."""
-    return ([chunk(f"wd{i}", 0.25, f"weak-dense-{i}") for i in range(count)],
-            [chunk(f"ws{i}", 2.0, f"weak-sparse-{i}") for i in range(count)])
+    return ([chunk(f"wd{i}", cosine, f"weak-dense-{i}") for i in range(count)],
+            [chunk(f"ws{i}", bm25, f"weak-sparse-{i}") for i in range(count)])
 
 
 def test_one_passage_both_halves_find_outweighs_two_each_half_finds_apart():
@@ -134,8 +134,7 @@ def test_each_half_is_measured_from_its_weakest_candidate():
     # The model ranks the topic page second; BM25 does not return it (the question is in other
     # words). Pages both halves find moderately sum past it when what a half did not return counts
     # as nothing; it scored below that half's weakest candidate, not nothing.
-    weak_dense = [chunk(f"wd{i}", 0.40, f"weak-dense-{i}") for i in range(8)]
-    weak_sparse = [chunk(f"ws{i}", 40.0, f"weak-sparse-{i}") for i in range(8)]
+    weak_dense, weak_sparse = weaker(0.40, 40.0)
     dense = [chunk("r1", 0.63, "reference"), chunk("t1", 0.59, "topic"), chunk("o1", 0.55, "optimization"),
              chunk("e1", 0.54, "expressions"), chunk("b1", 0.45, "backends"), chunk("s1", 0.45, "raw-sql"), *weak_dense]
     sparse = [chunk("o2", 59.0, "optimization"), chunk("r2", 57.0, "reference"), chunk("c2", 55.0, "conditional"),

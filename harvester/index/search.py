@@ -514,7 +514,7 @@ def fuse(
     for side, weight, kind in sides:
         if not side:
             continue
-        scores = _side_scores(side, kind, tuning, baseline=both)
+        scores = _side_scores(side, kind, tuning, both_halves=both)
         for position, (candidate, score) in enumerate(zip(side, scores, strict=True)):
             if tuning.fusion == "rrf":
                 score = 1.0 / (tuning.rrf_k + position + 1)
@@ -525,7 +525,7 @@ def fuse(
     return [(chunks[key], fused[key]) for key in ranked]
 
 
-def _side_scores(side: list[Candidate], kind: str, tuning: SearchTuning, *, baseline: bool = False) -> list[float]:
+def _side_scores(side: list[Candidate], kind: str, tuning: SearchTuning, *, both_halves: bool = False) -> list[float]:
     scores = [c.score for c in side]
     if tuning.fusion == "minmax":
         low, high = min(scores), max(scores)
@@ -534,7 +534,7 @@ def _side_scores(side: list[Candidate], kind: str, tuning: SearchTuning, *, base
     if kind != "dense":  # cosine is comparable across queries as it is; BM25 is scaled to the best
         best = max(scores) or 1.0
         scores = [s / best for s in scores]
-    if baseline and tuning.fusion == "score" and tuning.baseline:
+    if both_halves and tuning.fusion == "score" and tuning.baseline:
         # What the other half did not return scored below this half's weakest candidate, not nothing.
         floor = tuning.baseline * min(scores)
         scores = [s - floor for s in scores]
