@@ -96,6 +96,9 @@ def test_mcp_server_searches_fetches_and_lists_a_real_crawl(tmp_path):
     assert sorted(page["url"] for page in out["toc"]["pages"]) == sorted(pages)
     assert out["bad_k"].is_error
     assert out["cli"].returncode == 0, out["cli"].stderr[-2000:]
+    # The server answers from the ranking keys it holds in memory, the command from the payloads.
+    assert [(hit["url"], hit["text"], hit["score"]) for hit in json.loads(out["cli"].stdout)] == [
+        (hit["url"], hit["text"], hit["score"]) for hit in out["search"][:2]]
     assert json.loads(out["cli"].stdout)[0]["url"] == target
     assert out["recrawl"].returncode == 0, out["recrawl"].output[-3000:]
     assert out["recrawl"].stat("pages_crawled") or out["recrawl"].items

@@ -11,8 +11,10 @@ import random
 import pytest
 
 from harvester.index.search import (
+    RANK_KEYS,
     Candidate,
     SearchTuning,
+    complete,
     link_list,
     names_code,
     page_ranking,
@@ -21,10 +23,12 @@ from harvester.index.search import (
 
 
 def chunk(key: str, score: float, page: str, headings: tuple[str, ...] = (), total: int | None = None,
-          text: str | None = None) -> Candidate:
+          text: str | None = None, versions: tuple[str, ...] = ()) -> Candidate:
     metadata = {"source_url": f"http://h/{page}.html", "headings": list(headings)}
     if total:
         metadata["total_chunks"] = total
+    if versions:
+        metadata["domain"], metadata["versions"] = "h", list(versions)
     return Candidate(key, score, {"page_content": text or key, "metadata": metadata})
 
 
@@ -272,3 +276,66 @@ def test_a_list_of_links_yields_to_the_next_page_unless_the_query_names_it(mode)
     assert rank(dense, sparse, 2, query="user's guide")[0]["url"] == "http://h/index.html"
     kept = rank(dense, sparse, 2, SearchTuning(link_lists_yield=False), query=asked)
     assert kept[0]["url"] == "http://h/index.html"
+
+
+def rich_sides(rng: random.Random) -> tuple[list[Candidate], list[Candidate]]:
+    """Many pages, some of them change notes or lists of links, of various lengths."""
+    pages = [f"p{i}" for i in range(rng.randint(2, 30))]
+    kinds = {page: rng.choice([{}, {"headings": ("Changes", "Version 2.0")}, {"text": TABLE_OF_CONTENTS},
+                               {"headings": ("User's Guide",), "text": TABLE_OF_CONTENTS}, {"versions": ("1.0",)}])
+             for page in pages}
+    made = []
+    for i in range(rng.randint(3, 60)):
+        page = rng.choice(pages)
+        made.append((f"c{i}", page, {"total": rng.randint(1, 40), **kinds[page]}))
+
+    def side(low: float, high: float) -> list[Candidate]:
+        picked = rng.sample(made, rng.randint(1, len(made)))
+        return sorted((chunk(key, rng.uniform(low, high), page, **kind) for key, page, kind in picked),
+                      key=lambda c: -c.score)
+    return side(0.1, 0.8), side(0.5, 20.0)
+
+
+def ranking_keys_only(side: list[Candidate]) -> list[Candidate]:
+    """``side`` as a store that remembers ``RANK_KEYS`` gives it: those keys, no text."""
+    def kept(payload: dict) -> dict:
+        metadata = {key.split(".", 1)[1]: payload["metadata"][key.split(".", 1)[1]] for key in RANK_KEYS
+                    if key.split(".", 1)[1] in payload["metadata"]}
+        return {"metadata": metadata}
+    return [Candidate(c.id, c.score, kept(c.payload)) for c in side]
+
+
+class WholePayloads:
+    """A store's ``retrieve`` over the candidates' whole payloads, recording what it is asked."""
+
+    def __init__(self, *sides: list[Candidate]) -> None:
+        self.whole = {c.id: c.payload for side in sides for c in side}
+        self.asked: list[str] = []
+
+    def retrieve(self, collection: str, ids, exclude_keys=()) -> dict:  # type: ignore[no-untyped-def]
+        self.asked += ids
+        return {key: self.whole[key] for key in ids if key in self.whole}
+
+
+@pytest.mark.parametrize("tuning", [SearchTuning(), SearchTuning(depth=4), SearchTuning(depth=4, level="chunk"),
+                                    SearchTuning(depth=6, level="page", length_prior=0.0)])
+def test_results_from_ranking_keys_and_the_shown_chunks_read_whole_are_the_same(tuning):
+    rng = random.Random(17)
+    read = candidates = 0
+    for _ in range(40):
+        dense, sparse = rich_sides(rng)
+        for k in (1, 3, 10):
+            for group_by in ("page", None):
+                for query in ("how do I test an app", "what changed in 2.0", "user's guide", "url_for() arguments"):
+                    expected = rank(dense, sparse, k, tuning, group_by=group_by, query=query)
+                    store = WholePayloads(dense, sparse)
+                    slim = complete(store, "c", ranking_keys_only(dense), ranking_keys_only(sparse), k, tuning, group_by)
+                    assert rank(*slim, k, tuning, group_by=group_by, query=query) == expected
+                    if group_by == "page":
+                        read += len(store.asked)
+                        candidates += len({c.id for c in dense + sparse})
+                    # Whole payloads already: nothing is read again.
+                    again = WholePayloads(dense, sparse)
+                    complete(again, "c", dense, sparse, k, tuning, group_by)
+                    assert again.asked == []
+    assert read < 0.8 * candidates, "grouped by page, only the chunks a result can show are read whole"

@@ -81,6 +81,64 @@ def test_store_queries_filters_and_updates(store):
     assert exported[0].using == "m" and len(exported[0].dense) == 8 and exported[0].sparse == ([4], [1.0])
 
 
+def test_store_reads_payloads_by_id(store):
+    first, second = points()[:2]
+    read = store.retrieve("c", [first.id, second.id, "00000000-0000-0000-0000-00000000dead"], ["page_content"])
+    assert read == {first.id: {"metadata": first.payload["metadata"]}, second.id: {"metadata": second.payload["metadata"]}}
+    assert store.retrieve("c", []) == {}
+    # A remembering engine keeps keys in memory; one that does not answers as before.
+    store.remember("c", ["metadata.source_url"])
+    (dense,) = store.query("c", [Query(1, using="m", dense=vec(2), keys=("metadata.source_url",))])
+    assert dense[0].payload["metadata"]["source_url"] == "https://a.test/api/z.html"
+
+
+RANKING = ("metadata.source_url", "metadata.domain")
+WRITER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {repo!r})
+    from harvester.index.engines import open_store
+    from harvester.index.store import Point
+    store = open_store(None, None, {path!r}, "edge", wait=30)
+    store.overwrite_payloads("c", [Point({point!r}, {{"page_content": "moved", "metadata": {{"source_url": "https://c.test/moved.html", "domain": "c.test"}}}})])
+    store.close()
+""")
+
+
+def test_a_remembering_store_answers_keys_from_memory_until_a_write(tmp_path, monkeypatch):
+    path = str(tmp_path / "q")
+    store = open_store(None, None, path, "edge", wait=30)
+    store.ensure_collection("c", "m", 8)
+    store.upsert("c", points())
+
+    def nearest(i: int) -> dict:
+        (found,) = store.query("c", [Query(1, using="m", dense=vec(i), exclude_keys=("page_content",), keys=RANKING)])
+        return found[0].payload
+
+    assert nearest(2)["metadata"]["section"] == "API", "not remembered: the whole payload but excluded keys"
+    store.remember("c", RANKING)
+    assert nearest(2) == {"metadata": {"source_url": "https://a.test/api/z.html", "domain": "a.test"}}
+    wider = store.query("c", [Query(1, using="m", dense=vec(2), keys=("metadata.section",))])[0][0].payload
+    assert wider["metadata"]["section"] == "API" and wider["page_content"], "keys not remembered: read"
+    # Written here: read again.
+    first = points()[0]
+    store.overwrite_payloads("c", [Point(first.id, {"page_content": "x", "metadata": {"source_url": "https://a.test/new.html",
+                                                                                       "domain": "a.test"}})])
+    assert nearest(0)["metadata"]["source_url"] == "https://a.test/new.html"
+    assert nearest(2)["metadata"]["source_url"] == "https://a.test/api/z.html"
+    # Written by another process, which the idle store hands the folder to: read again once it is back.
+    writer = subprocess.run([sys.executable, "-c", WRITER.format(repo=str(REPO), path=path, point=points()[2].id)],
+                            capture_output=True, text=True, timeout=120)
+    assert writer.returncode == 0, writer.stderr[-2000:]
+    assert nearest(2) == {"metadata": {"source_url": "https://c.test/moved.html", "domain": "c.test"}}
+    store.close()
+    # Past the limit nothing is remembered.
+    monkeypatch.setattr("harvester.index.engines.edge.REMEMBER_MAX_POINTS", 3)
+    store = open_store(None, None, path, "edge", wait=30)
+    store.remember("c", RANKING)
+    assert "page_content" in store.query("c", [Query(1, using="m", dense=vec(1), keys=RANKING)])[0][0].payload
+    store.close()
+
+
 @pytest.fixture
 def edge_and_local(tmp_path):
     """An embedded store holding ``points()`` in collection "c", and an empty local-mode store."""

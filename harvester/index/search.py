@@ -99,6 +99,11 @@ MODES = ("hybrid", "dense", "sparse")
 # Payload keys a search result never reads (the page's whole Markdown and links, LlamaIndex's copy of
 # the node): left in the store, so candidates carry only what results show.
 UNUSED_KEYS = (*PAGE_ONLY_KEYS, NODE_CONTENT, NODE_TYPE, DOC_ID)
+# What ranking reads of every candidate (its page, the page's length, its source's versions); a
+# result's other keys are read for the candidates that can be results (``shown``).
+RANK_KEYS = ("metadata.source_url", "metadata.total_chunks", "metadata.domain", "metadata.versions")
+# A key every whole chunk payload has and ``RANK_KEYS`` lacks: the chunk's text.
+TEXT_KEY = "page_content"
 FUSIONS = ("score", "minmax", "rrf")
 LEVELS = ("both", "page", "chunk")
 GROUPS = ("page", None)
@@ -175,6 +180,7 @@ def search(
             defaults = default_versions(store, collection, scope)
         if defaults:
             dense_side, sparse_side = in_versions(dense_side, defaults), in_versions(sparse_side, defaults)
+        dense_side, sparse_side = complete(store, collection, dense_side, sparse_side, k, tuning, group_by)
         results = rank(dense_side, sparse_side, k, tuning, group_by=group_by, query=query)
         if len(results) >= k or not full:
             break
@@ -290,18 +296,60 @@ def candidates(
     sparse: tuple[list[int], list[float]] | None, limit: int, scope: Scope | None = None,
 ) -> tuple[list[Candidate], list[Candidate]]:
     """The best ``limit`` chunks by the dense vector and by the sparse one (an empty list for a side
-    not asked), in one request."""
+    not asked), in one request. A store that remembers ``RANK_KEYS`` (``Store.remember``) gives
+    only those; ``complete`` reads the rest of the chunks that can be results."""
     queries, sides = [], []
     if dense is not None:
-        queries.append(Query(limit, using=using, dense=list(dense), scope=scope, exclude_keys=UNUSED_KEYS))
+        queries.append(Query(limit, using=using, dense=list(dense), scope=scope, exclude_keys=UNUSED_KEYS,
+                             keys=RANK_KEYS))
         sides.append("dense")
     if sparse is not None and sparse[0]:  # a query of punctuation only has no terms
-        queries.append(Query(limit, sparse=sparse, scope=scope, exclude_keys=UNUSED_KEYS))
+        queries.append(Query(limit, sparse=sparse, scope=scope, exclude_keys=UNUSED_KEYS, keys=RANK_KEYS))
         sides.append("sparse")
     found: dict[str, list[Candidate]] = {"dense": [], "sparse": []}
     if queries:
         found.update(zip(sides, store.query(collection, queries), strict=True))
     return found["dense"], found["sparse"]
+
+
+def complete(
+    store: Store, collection: str, dense: list[Candidate], sparse: list[Candidate], k: int,
+    tuning: SearchTuning = DEFAULT_TUNING, group_by: str | None = "page",
+) -> tuple[list[Candidate], list[Candidate]]:
+    """The candidates with whole payloads (less ``UNUSED_KEYS``) where ``rank`` can show them
+    (``shown``) and the store gave only ``RANK_KEYS``, read in one request."""
+    wanted = [key for key, candidate in shown(dense, sparse, k, tuning, group_by).items()
+              if TEXT_KEY not in candidate.payload]
+    if not wanted:
+        return dense, sparse
+    read = store.retrieve(collection, wanted, UNUSED_KEYS)
+
+    def whole(side: list[Candidate]) -> list[Candidate]:
+        return [Candidate(c.id, c.score, read[c.id]) if c.id in read else c for c in side]
+    return whole(dense), whole(sparse)
+
+
+def shown(
+    dense: list[Candidate], sparse: list[Candidate], k: int, tuning: SearchTuning = DEFAULT_TUNING,
+    group_by: str | None = "page",
+) -> dict[Any, Candidate]:
+    """By id, the candidates whose payloads ``rank``'s results can show, whatever the query: grouped
+    by page, each page's best chunk among the first ``depth`` of each half (any of those pages can
+    be a result) and, when they are fewer than ``max(k, depth)`` pages, the best chunk of each
+    page that can fill up (as ``rank`` does); ungrouped, every candidate."""
+    if group_by != "page":
+        return {c.id: c for c in dense + sparse}
+    head = fuse(dense[:tuning.depth], sparse[:tuning.depth], tuning)
+    best: dict[str, Candidate] = {}
+    for candidate, _ in head:
+        best.setdefault(_page_key(candidate), candidate)
+    wanted = max(k, tuning.depth)
+    if len(best) < wanted:
+        seen = {c.id for c, _ in head}
+        tail = [pair for pair in fuse(dense, sparse, tuning) if pair[0].id not in seen]
+        for url, _, chunks in _pages(tail, tuning)[:wanted]:
+            best.setdefault(url, chunks[0][0])
+    return {c.id: c for c in best.values()}
 
 
 def rank(

@@ -144,6 +144,9 @@ class Query:
     with_payload: bool = True
     # Payload keys left out of the candidates (a page's Markdown and links: large, and no search reads them).
     exclude_keys: tuple[str, ...] = ()
+    # The payload keys the caller needs of every candidate (None: all but ``exclude_keys``). An engine
+    # that keeps them in memory (``Store.remember``) returns only them; another may return the rest.
+    keys: tuple[str, ...] | None = None
 
 
 class Store(Protocol):
@@ -178,6 +181,15 @@ class Store(Protocol):
     def points(self, collection: str, batch: int = 256) -> Iterator[Point]: ...
 
     def query(self, collection: str, queries: Sequence[Query]) -> list[list[Candidate]]: ...
+
+    def retrieve(self, collection: str, ids: Sequence[str], exclude_keys: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+        """The payloads of the points ``ids`` (less ``exclude_keys``) by id; missing ids are left out."""
+        ...
+
+    def remember(self, collection: str, keys: Sequence[str]) -> None:
+        """Hold ``keys`` of every point of ``collection`` in memory, for a long-lived searcher: a query
+        that needs only those (``Query.keys``) then reads no payloads. An engine may do nothing."""
+        ...
 
     def close(self) -> None: ...
 

@@ -3,11 +3,11 @@ sources. The model and the store are loaded once, when the service is made. Scra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from harvester.index.search import MODES, SORTS, date_bound, search
+from harvester.index.search import MODES, RANK_KEYS, SORTS, date_bound, search
 from harvester.index.store import MARKDOWN_KEY, Scope, StoreUnavailable
 from harvester.urls.canonical import canonical_url, path_form, with_form
 from harvester.versions.detect import newest_stable, version_key
@@ -40,6 +40,8 @@ class SearchService:
     store: Store
     embedder: Embedder
     collection: str
+    # Collections whose ranking keys the store holds in memory (``Store.remember``).
+    _remembered: set[str] = field(default_factory=set, init=False, repr=False)
 
     def _collection(self, collection: str | None) -> str:
         name = collection or self.collection
@@ -80,6 +82,11 @@ class SearchService:
         scope = Scope(domain=site_host(site), url_prefix=(url_prefix or "").strip() or None,
                       section_prefix=(section or "").strip() or None, since=first, until=last,
                       version=(version or "").strip() or None)
+        if name not in self._remembered:
+            # Once per collection (a second or so at 35,000 chunks), so that each warm search reads
+            # payloads only for the chunks it can show.
+            self.store.remember(name, RANK_KEYS)
+            self._remembered.add(name)
         return search(self.store, name, self.embedder, query, k, mode, scope=scope,
                       group_by="page" if group_by_page else None, sort=sort)
 

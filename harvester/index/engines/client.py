@@ -134,6 +134,16 @@ class ClientStore:
         responses = self.client.query_batch_points(collection, requests)
         return [[Candidate(str(p.id), float(p.score), p.payload or {}) for p in r.points] for r in responses]
 
+    def retrieve(self, collection: str, ids: Sequence[str], exclude_keys: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        selector = models.PayloadSelectorExclude(exclude=list(exclude_keys)) if exclude_keys else True
+        records = self.client.retrieve(collection, list(ids), with_payload=selector, with_vectors=False)
+        return {str(record.id): record.payload or {} for record in records}
+
+    def remember(self, collection: str, keys: Sequence[str]) -> None:
+        """Nothing: a server's request costs a round trip whatever payload it carries."""
+
     def close(self) -> None:
         self.client.close()
 

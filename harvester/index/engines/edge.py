@@ -55,6 +55,9 @@ INDEXED_KEYS = ("metadata.source_url", "metadata.domain", "metadata.section", "m
 DEFAULT_WAIT: float = SETTINGS["HARVESTER_QDRANT_WAIT"].default
 # How often an idle holder checks whether another process is waiting for the folder.
 YIELD_CHECK = 0.1
+# A collection of more points is not remembered (``EdgeStore.remember``): its keys would take
+# hundreds of megabytes of memory; its queries read payloads as others do.
+REMEMBER_MAX_POINTS = 200_000
 
 
 def edge_root(path: str | Path) -> Path:
@@ -102,6 +105,9 @@ class EdgeStore:
         self._leases: dict[str, Lease] = {}
         # Point writes (upserts, payload rewrites, deletions) each open shard holds since it was built.
         self._writes: dict[str, int] = {}
+        # Remembered payload keys per collection (``remember``): the keys, and the points' values
+        # read so far from the open shard.
+        self._remembered: dict[str, tuple[tuple[str, ...], dict[str, dict[str, Any]]]] = {}
         self._closed = threading.Event()
         self._yielder = threading.Thread(target=self._yield_when_wanted, name="harvester-edge-lease",
                                          daemon=True)
@@ -133,6 +139,7 @@ class EdgeStore:
         except Exception:
             lease.release()
             raise
+        self._forget_values(collection)  # another process may have written while the folder was not ours
         writes = read_writes(folder)
         # A shard from before the count was kept: counted from now, as if it had been written once.
         self._writes[collection] = writes if writes is not None else shard.count(edge.CountRequest(exact=True))
@@ -155,6 +162,13 @@ class EdgeStore:
         if points:
             self._writes[collection] = self._writes.get(collection, 0) + points
             write_writes(self._dir(collection), self._writes[collection])
+            self._forget_values(collection)
+
+    def _forget_values(self, collection: str) -> None:
+        """Drop the remembered values of ``collection``: read again as queries meet the points."""
+        remembered = self._remembered.get(collection)
+        if remembered is not None:
+            remembered[1].clear()
 
     def _after(self, collection: str) -> None:
         """After an operation: hand the folder over if another process waits for it."""
@@ -309,19 +323,62 @@ class EdgeStore:
                 return
 
     def query(self, collection: str, queries: Sequence[Query]) -> list[list[Candidate]]:
-        requests = [edge.QueryRequest(
-            limit=q.limit,
-            query=edge.Query.Nearest(q.dense, using=q.using) if q.dense is not None
-            else edge.Query.Nearest(edge.SparseVector(q.sparse[0], q.sparse[1]), using=SPARSE_VECTOR),
-            filter=edge_filter(q.scope), with_vector=False,
-            with_payload=edge.PayloadSelector.Exclude(list(q.exclude_keys)) if q.with_payload and q.exclude_keys
-            else q.with_payload,
-        ) for q in queries]
+        with self._lock:
+            remembered = self._remembered.get(collection)
+            if remembered is not None and all(
+                    q.with_payload and q.keys is not None and set(q.keys) <= set(remembered[0]) for q in queries):
+                return self._query_remembered(collection, queries, *remembered)
+        requests = [_request(q, q.with_payload) for q in queries]
+        return [[Candidate(str(p.id), float(p.score), p.payload or {}) for p in points]
+                for points in self._query(collection, requests)]
+
+    def _query(self, collection: str, requests: list[Any]) -> list[list[Any]]:
         if len(requests) == 1:
-            results = [self._run(collection, lambda s: s.query(requests[0]))]
-        else:
-            results = self._run(collection, lambda s: s.query_batch(edge.QueryBatchRequest(requests)))
-        return [[Candidate(str(p.id), float(p.score), p.payload or {}) for p in points] for points in results]
+            return [self._run(collection, lambda s: s.query(requests[0]))]
+        return self._run(collection, lambda s: s.query_batch(edge.QueryBatchRequest(requests)))
+
+    def _query_remembered(self, collection: str, queries: Sequence[Query], keys: tuple[str, ...],
+                          values: dict[str, dict[str, Any]]) -> list[list[Candidate]]:
+        """``queries`` answered without payloads, their keys from memory: qdrant-edge reads a
+        point's whole payload even to pick keys out of it, most of a warm search's time in the
+        store. Points not yet remembered are read, for those keys, in one request."""
+        results = self._query(collection, [_request(q, False) for q in queries])
+        ids = {str(p.id) for points in results for p in points}
+        # Taken now: reading the missing ones may open the shard again, which drops the values.
+        found = {point_id: values[point_id] for point_id in ids if point_id in values}
+        missing = list(ids - found.keys())
+        if missing:
+            selector = edge.PayloadSelector.Include(list(keys))
+            records = self._run(collection, lambda s: s.retrieve(missing, selector, False))
+            read = {str(record.id): record.payload or {} for record in records}
+            values.update(read)
+            found.update(read)
+        return [[Candidate(str(p.id), float(p.score), found.get(str(p.id), {})) for p in points]
+                for points in results]
+
+    def retrieve(self, collection: str, ids: Sequence[str], exclude_keys: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        selector = edge.PayloadSelector.Exclude(list(exclude_keys)) if exclude_keys else True
+        records = self._run(collection, lambda s: s.retrieve(list(ids), selector, False))
+        return {str(record.id): record.payload or {} for record in records}
+
+    def remember(self, collection: str, keys: Sequence[str]) -> None:
+        """Read ``keys`` of every point of ``collection`` now and hold them while its shard stays
+        open and unwritten; after a write (here, or by another process before the shard is opened
+        again) each point is read again when a query first meets it. Not for a collection of more
+        than ``REMEMBER_MAX_POINTS`` points."""
+        points = self.count(collection)
+        if points > REMEMBER_MAX_POINTS:
+            logger.info("Not remembering %r's %s: %d points, over %d", collection, ", ".join(keys), points,
+                        REMEMBER_MAX_POINTS)
+            return
+        values: dict[str, dict[str, Any]] = {}
+        with self._lock:
+            self._remembered[collection] = (tuple(keys), values)
+            # Under the lock, as queries are: a query meanwhile would find the values half read.
+            for record in self.scroll(collection, keys=keys):
+                values[record.id] = record.payload
 
     def dead_share(self, collection: str) -> float:
         """The share of the point writes ``collection``'s shard keeps on disk that are overwritten or
@@ -360,10 +417,22 @@ class EdgeStore:
     def close(self) -> None:
         self._closed.set()
         with self._lock:
+            self._remembered.clear()
             for collection in list(self._shards):
                 self._give_up(collection)
             for lease in self._leases.values():
                 lease.release()
+
+
+def _request(query: Query, with_payload: bool) -> Any:
+    return edge.QueryRequest(
+        limit=query.limit,
+        query=edge.Query.Nearest(query.dense, using=query.using) if query.dense is not None
+        else edge.Query.Nearest(edge.SparseVector(query.sparse[0], query.sparse[1]), using=SPARSE_VECTOR),
+        filter=edge_filter(query.scope), with_vector=False,
+        with_payload=edge.PayloadSelector.Exclude(list(query.exclude_keys)) if with_payload and query.exclude_keys
+        else with_payload,
+    )
 
 
 def _vectors(point: Point) -> dict[str, Any]:
