@@ -43,9 +43,9 @@ import numpy as np
 
 from harvester.embedding.folder import DEFAULT_MODEL, vector_name
 from harvester.embedding.models import load_embedder
+from harvester.index import search as search_module
 from harvester.index.engines import open_store
 from harvester.index.lexical import sparse_query
-from harvester.index import search as search_module
 from harvester.index.search import RANK_KEYS, search
 from harvester.index.store import Query, Scope, chunk_payload, chunk_point
 

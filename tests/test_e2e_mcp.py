@@ -64,6 +64,8 @@ def test_mcp_server_searches_fetches_and_lists_a_real_crawl(tmp_path):
             # The server holds the store now; a search and a re-crawl in other processes still run.
             out["cli"] = await anyio.to_thread.run_sync(lambda: run_scrapy(
                 ["search", "--json", "-k", "2", query], tmp_path, timeout=300))
+            # By now the server holds the ranking keys in memory (read beside its first search).
+            out["remembered"] = structured(await session.call_tool("search", {"query": query, "k": 2}))
             out["recrawl"] = await anyio.to_thread.run_sync(
                 lambda: crawl("docs", server.url + "docs/p1.html", tmp_path, feed="again.jsonl"))
             out["after"] = structured(await session.call_tool("search", {"query": query, "k": 1}))
@@ -98,6 +100,7 @@ def test_mcp_server_searches_fetches_and_lists_a_real_crawl(tmp_path):
     assert out["cli"].returncode == 0, out["cli"].stderr[-2000:]
     # The server answers from the ranking keys it holds in memory, the command from the payloads.
     assert [(hit["url"], hit["text"], hit["score"]) for hit in json.loads(out["cli"].stdout)] == [
+        (hit["url"], hit["text"], hit["score"]) for hit in out["remembered"]] == [
         (hit["url"], hit["text"], hit["score"]) for hit in out["search"][:2]]
     assert json.loads(out["cli"].stdout)[0]["url"] == target
     assert out["recrawl"].returncode == 0, out["recrawl"].output[-3000:]

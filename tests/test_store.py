@@ -131,6 +131,20 @@ def test_a_remembering_store_answers_keys_from_memory_until_a_write(tmp_path, mo
     assert writer.returncode == 0, writer.stderr[-2000:]
     assert nearest(2) == {"metadata": {"source_url": "https://c.test/moved.html", "domain": "c.test"}}
     store.close()
+    # Written while it reads: none of what it read is kept.
+    store = open_store(None, None, path, "edge", wait=30)
+    reading = store.scroll
+
+    def scroll_and_write(*args, **kwargs):  # type: ignore[no-untyped-def]
+        store.overwrite_payloads("c", [Point(first.id, {"page_content": "y", "metadata": {
+            "source_url": "https://a.test/newer.html", "domain": "a.test"}})])
+        yield from reading(*args, **kwargs)
+
+    monkeypatch.setattr(store, "scroll", scroll_and_write)
+    store.remember("c", RANKING)
+    assert store._remembered["c"] == (RANKING, {})
+    assert nearest(0)["metadata"]["source_url"] == "https://a.test/newer.html"
+    store.close()
     # Past the limit nothing is remembered.
     monkeypatch.setattr("harvester.index.engines.edge.REMEMBER_MAX_POINTS", 3)
     store = open_store(None, None, path, "edge", wait=30)

@@ -318,6 +318,8 @@ def complete(
 ) -> tuple[list[Candidate], list[Candidate]]:
     """The candidates with whole payloads (less ``UNUSED_KEYS``) where ``rank`` can show them
     (``shown``) and the store gave only ``RANK_KEYS``, read in one request."""
+    if all(TEXT_KEY in c.payload for c in dense + sparse):
+        return dense, sparse
     wanted = [key for key, candidate in shown(dense, sparse, k, tuning, group_by).items()
               if TEXT_KEY not in candidate.payload]
     if not wanted:

@@ -108,6 +108,9 @@ class EdgeStore:
         # Remembered payload keys per collection (``remember``): the keys, and the points' values
         # read so far from the open shard.
         self._remembered: dict[str, tuple[tuple[str, ...], dict[str, dict[str, Any]]]] = {}
+        # Per collection, how many times its shard was opened or written: values read across a
+        # change are not kept.
+        self._changes: dict[str, int] = {}
         self._closed = threading.Event()
         self._yielder = threading.Thread(target=self._yield_when_wanted, name="harvester-edge-lease",
                                          daemon=True)
@@ -125,6 +128,8 @@ class EdgeStore:
         shard = self._shards.get(collection)
         if shard is not None:
             return shard
+        if self._closed.is_set():  # a thread still at work (``remember``) must not take the folder again
+            raise StoreUnavailable(f"the store at {self.root} is closed")
         folder = self._dir(collection)
         if not (folder / CONFIG_FILE).is_file():
             raise StoreUnavailable(f"no collection {collection!r} at {self.root}")
@@ -166,6 +171,7 @@ class EdgeStore:
 
     def _forget_values(self, collection: str) -> None:
         """Drop the remembered values of ``collection``: read again as queries meet the points."""
+        self._changes[collection] = self._changes.get(collection, 0) + 1
         remembered = self._remembered.get(collection)
         if remembered is not None:
             remembered[1].clear()
@@ -364,21 +370,23 @@ class EdgeStore:
         return {str(record.id): record.payload or {} for record in records}
 
     def remember(self, collection: str, keys: Sequence[str]) -> None:
-        """Read ``keys`` of every point of ``collection`` now and hold them while its shard stays
-        open and unwritten; after a write (here, or by another process before the shard is opened
-        again) each point is read again when a query first meets it. Not for a collection of more
-        than ``REMEMBER_MAX_POINTS`` points."""
+        """Read ``keys`` of every point of ``collection`` and hold them while its shard stays open
+        and unwritten; after a write (here, or by another process before the shard is opened
+        again) each point is read again when a query first meets it. Queries go on meanwhile (the
+        store is held batch by batch), on payloads until the values are in. Not for a collection
+        of more than ``REMEMBER_MAX_POINTS`` points."""
         points = self.count(collection)
         if points > REMEMBER_MAX_POINTS:
             logger.info("Not remembering %r's %s: %d points, over %d", collection, ", ".join(keys), points,
                         REMEMBER_MAX_POINTS)
             return
-        values: dict[str, dict[str, Any]] = {}
         with self._lock:
+            before = self._changes.get(collection, 0)
+        values = {record.id: record.payload for record in self.scroll(collection, keys=keys)}
+        with self._lock:
+            if self._changes.get(collection, 0) != before:
+                values = {}  # written or opened again while read: read point by point instead
             self._remembered[collection] = (tuple(keys), values)
-            # Under the lock, as queries are: a query meanwhile would find the values half read.
-            for record in self.scroll(collection, keys=keys):
-                values[record.id] = record.payload
 
     def dead_share(self, collection: str) -> float:
         """The share of the point writes ``collection``'s shard keeps on disk that are overwritten or
