@@ -217,9 +217,9 @@ class SearchService:
         }
 
     def _remember(self, collection: str) -> None:
-        """Have the store hold ``collection``'s ranking keys (about 2 s at 35,000 chunks, beside the
-        searches meanwhile), so that each later search reads payloads only for the chunks it can
-        show."""
+        """Have the store hold ``collection``'s ranking keys (read in about a second per 35,000
+        chunks, beside the searches meanwhile), so that each later search reads payloads only for
+        the chunks it can show."""
         try:
             self.store.remember(collection, RANK_KEYS)
         except Exception:  # the searches go on reading payloads
