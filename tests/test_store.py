@@ -3,6 +3,7 @@ mode), the turn-taking between processes on one embedded store, and the fast que
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -90,6 +91,26 @@ def test_store_reads_payloads_by_id(store):
     store.remember("c", ["metadata.source_url"])
     (dense,) = store.query("c", [Query(1, using="m", dense=vec(2), keys=("metadata.source_url",))])
     assert dense[0].payload["metadata"]["source_url"] == "https://a.test/api/z.html"
+
+
+def test_the_embedded_store_keeps_dense_vectors_as_16_bit_floats_and_ranks_as_with_32(tmp_path):
+    rng = np.random.default_rng(38)
+    vectors = rng.standard_normal((300, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store = open_store(None, None, str(tmp_path / "q"), "edge")
+    store.ensure_collection("c", "m", 32)
+    store.upsert("c", [Point(chunk_point_id("https://a.test/", str(i)), {"page_content": str(i)}, v.tolist(), None, "m")
+                       for i, v in enumerate(vectors)])
+    config = json.loads((tmp_path / "q" / "edge" / "c" / "edge_config.json").read_text())
+    assert config["vectors"]["m"]["datatype"] == "float16"
+    stored = {p.payload["page_content"]: p.dense for p in store.points("c")}
+    assert max(abs(a - b) for i, v in enumerate(vectors) for a, b in zip(stored[str(i)], v)) < 1e-3
+    assert any(a != b for a, b in zip(stored["0"], vectors[0])), "rounded: 16-bit floats are stored"
+    for query in rng.standard_normal((20, 32)).astype(np.float32):
+        expected = [str(i) for i in np.argsort(-(vectors @ (query / np.linalg.norm(query))))[:5]]
+        (found,) = store.query("c", [Query(5, using="m", dense=query.tolist())])
+        assert [c.payload["page_content"] for c in found] == expected
+    store.close()
 
 
 RANKING = ("metadata.source_url", "metadata.domain")

@@ -88,6 +88,24 @@ def test_compaction_keeps_every_point_exactly_and_gives_the_space_back(rewritten
     assert edge_collections(tmp_path) == ["c"]
 
 
+@pytest.mark.parametrize("datatype", ["float16", "float32"])
+def test_compaction_keeps_how_the_dense_vectors_are_stored(tmp_path, monkeypatch, datatype):
+    # float32: a store made before dense vectors were kept as 16-bit floats.
+    monkeypatch.setattr("harvester.index.engines.edge.DENSE_DATATYPE", compaction.DATATYPES[datatype])
+    store = EdgeStore(tmp_path, wait=10)
+    store.ensure_collection("c", "dense", 64)
+    monkeypatch.undo()
+    ids = [str(uuid.UUID(int=n)) for n in range(50)]
+    store.upsert("c", make_points(ids, 0))
+    store.upsert("c", make_points(ids, 1))
+    before = all_points(store)
+    assert store.compact("c") is not None
+    assert all_points(store) == before
+    config = json.loads((tmp_path / "edge" / "c" / "edge_config.json").read_text())
+    assert config["vectors"]["dense"].get("datatype", "float32") == datatype
+    store.close()
+
+
 def test_the_threshold_decides_and_the_count_survives_reopening(rewritten, tmp_path):
     store, _ = rewritten
     store.close()

@@ -34,6 +34,9 @@ COPY_BATCH = 256
 # defaults). A shard configured otherwise is not rebuilt.
 REBUILT_CONFIG_KEYS = ("vectors", "sparse_vectors")
 ENGINE_DEFAULTS = {"on_disk_payload": True, "payload_memory": "cold"}
+# A dense vector's stored ``datatype`` as the shard's configuration writes it.
+DATATYPES = {"float32": edge.VectorStorageDatatype.Float32, "float16": edge.VectorStorageDatatype.Float16,
+             "uint8": edge.VectorStorageDatatype.Uint8}
 RENAME_EXCHANGE = 2
 AT_FDCWD = -100
 
@@ -103,7 +106,8 @@ def shard_config(folder: Path) -> edge.EdgeConfig:
     if unknown:
         raise CompactionError(f"{folder} has settings Harvester does not make ({', '.join(unknown)}); "
                               "copy it with `scrapy export --to-edge` instead")
-    vectors = {name: edge.EdgeVectorParams(size=params["size"], distance=getattr(edge.Distance, params["distance"]))
+    vectors = {name: edge.EdgeVectorParams(size=params["size"], distance=getattr(edge.Distance, params["distance"]),
+                                           datatype=DATATYPES[params["datatype"]] if params.get("datatype") else None)
                for name, params in (stored.get("vectors") or {}).items()}
     sparse = {name: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf if params.get("modifier") == "idf" else None)
               for name, params in (stored.get("sparse_vectors") or {}).items()}

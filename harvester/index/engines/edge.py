@@ -55,6 +55,10 @@ INDEXED_KEYS = ("metadata.source_url", "metadata.domain", "metadata.section", "m
 DEFAULT_WAIT: float = SETTINGS["HARVESTER_QDRANT_WAIT"].default
 # How often an idle holder checks whether another process is waiting for the folder.
 YIELD_CHECK = 0.1
+# New collections store dense vectors as 16-bit floats: half the memory and disk, and the exact
+# scan (most of a warm query's store time) in about 70% of the time, for the same R@5 and MRR on
+# every question set (bench_vector_datatype.py).
+DENSE_DATATYPE = edge.VectorStorageDatatype.Float16
 # A collection of more points is not remembered (``EdgeStore.remember``): its keys would take
 # hundreds of megabytes of memory; its queries read payloads as others do.
 REMEMBER_MAX_POINTS = 200_000
@@ -233,7 +237,8 @@ class EdgeStore:
                 recover(self._dir(collection))  # a compaction cut short between its renames
                 if not self.exists(collection):  # another process may have made it meanwhile
                     config = edge.EdgeConfig(
-                        vectors={vector: edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine)},
+                        vectors={vector: edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine,
+                                                               datatype=DENSE_DATATYPE)},
                         sparse_vectors={SPARSE_VECTOR: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)},
                     )
                     shard = edge.EdgeShard.create(str(self._dir(collection)), config)
