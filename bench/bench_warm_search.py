@@ -1,7 +1,8 @@
 """The warm search with each point's ranking keys in memory (``Store.remember``, as `scrapy mcp`
 holds them) against the same search reading them from the candidates' payloads, on crawls' real
-stores: median and p95 per corpus, alternating query by query in one process, and whether every
-search gives the same results both ways.
+stores: median and p95 per corpus, alternating query by query in one process, whether every
+search gives the same results both ways, and what reading the keys costs (time, and memory per
+point as tracemalloc counts it).
 
 Per question of the corpus's natural set: five searches each way (hybrid k 5 and k 10 grouped by
 page, hybrid k 5 ungrouped, `--dense` and `--sparse` k 5); the times are the hybrid k 5 ones
@@ -20,6 +21,7 @@ import os
 import statistics
 import sys
 import time
+import tracemalloc
 from datetime import date
 from pathlib import Path
 
@@ -67,6 +69,11 @@ def main() -> None:
             start = time.perf_counter()
             store.remember(collection, RANK_KEYS)
             remember_s = time.perf_counter() - start
+            # Read again under tracemalloc (slower) for what the values hold in memory.
+            tracemalloc.start()
+            store.remember(collection, RANK_KEYS)
+            held = tracemalloc.get_traced_memory()[0]
+            tracemalloc.stop()
             times: dict[bool, list[float]] = {True: [], False: []}
             same = compared = 0
             for query in questions:
@@ -85,7 +92,8 @@ def main() -> None:
         finally:
             store.close()
         row = {"points": points, "questions": len(questions),
-               "remember_s": round(remember_s, 3), "keys_in_memory": percentiles(times[True]),
+               "remember_s": round(remember_s, 3),
+               "remembered_bytes_per_point": round(held / max(points, 1)), "keys_in_memory": percentiles(times[True]),
                "keys_from_payloads": percentiles(times[False]), "searches_compared": compared, "same_results": same}
         row["p50_ratio"] = round(row["keys_in_memory"]["p50_ms"] / row["keys_from_payloads"]["p50_ms"], 3)
         out["corpora"][corpus] = row

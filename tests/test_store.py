@@ -136,8 +136,12 @@ def test_a_remembering_store_answers_keys_from_memory_until_a_write(tmp_path, mo
         return found[0].payload
 
     assert nearest(2)["metadata"]["section"] == "API", "not remembered: the whole payload but excluded keys"
+    # A second chunk of the page of point 2: its remembered values are the same dict.
+    twin = Point(chunk_point_id("https://a.test/api/z.html", "twin"), points()[2].payload, vec(5), None, "m")
+    store.upsert("c", [twin])
     store.remember("c", RANKING)
     assert nearest(2) == {"metadata": {"source_url": "https://a.test/api/z.html", "domain": "a.test"}}
+    assert store._remembered["c"].values[twin.id] is store._remembered["c"].values[points()[2].id]
     wider = store.query("c", [Query(1, using="m", dense=vec(2), keys=("metadata.section",))])[0][0].payload
     assert wider["metadata"]["section"] == "API" and wider["page_content"], "keys not remembered: read"
     # Written here: read again.
@@ -163,7 +167,7 @@ def test_a_remembering_store_answers_keys_from_memory_until_a_write(tmp_path, mo
 
     monkeypatch.setattr(store, "scroll", scroll_and_write)
     store.remember("c", RANKING)
-    assert store._remembered["c"] == (RANKING, {})
+    assert store._remembered["c"].values == {}
     assert nearest(0)["metadata"]["source_url"] == "https://a.test/newer.html"
     store.close()
     # Past the limit nothing is remembered.

@@ -59,9 +59,9 @@ YIELD_CHECK = 0.1
 # scan (most of a warm query's store time) in about 70% of the time, for the same R@5 and MRR on
 # every question set (bench_vector_datatype.py).
 DENSE_DATATYPE = edge.VectorStorageDatatype.Float16
-# A collection of more points is not remembered (``EdgeStore.remember``): its keys would take
-# hundreds of megabytes of memory; its queries read payloads as others do.
-REMEMBER_MAX_POINTS = 200_000
+# A collection of more points is not remembered (``EdgeStore.remember``; 130 to 180 bytes a
+# point on a docs site, where a page's chunks share one copy): its queries read payloads as others do.
+REMEMBER_MAX_POINTS = 500_000
 
 
 def edge_root(path: str | Path) -> Path:
@@ -111,7 +111,7 @@ class EdgeStore:
         self._writes: dict[str, int] = {}
         # Remembered payload keys per collection (``remember``): the keys, and the points' values
         # read so far from the open shard.
-        self._remembered: dict[str, tuple[tuple[str, ...], dict[str, dict[str, Any]]]] = {}
+        self._remembered: dict[str, Remembered] = {}
         # Per collection, how many times its shard was opened or written: values read across a
         # change are not kept.
         self._changes: dict[str, int] = {}
@@ -178,7 +178,7 @@ class EdgeStore:
         self._changes[collection] = self._changes.get(collection, 0) + 1
         remembered = self._remembered.get(collection)
         if remembered is not None:
-            remembered[1].clear()
+            remembered.clear()
 
     def _after(self, collection: str) -> None:
         """After an operation: hand the folder over if another process waits for it."""
@@ -337,8 +337,8 @@ class EdgeStore:
         with self._lock:
             remembered = self._remembered.get(collection)
             if remembered is not None and all(
-                    q.with_payload and q.keys is not None and set(q.keys) <= set(remembered[0]) for q in queries):
-                return self._query_remembered(collection, queries, *remembered)
+                    q.with_payload and q.keys is not None and set(q.keys) <= set(remembered.keys) for q in queries):
+                return self._query_remembered(collection, queries, remembered)
         requests = [_request(q, q.with_payload) for q in queries]
         return [[Candidate(str(p.id), float(p.score), p.payload or {}) for p in points]
                 for points in self._query(collection, requests)]
@@ -348,22 +348,21 @@ class EdgeStore:
             return [self._run(collection, lambda s: s.query(requests[0]))]
         return self._run(collection, lambda s: s.query_batch(edge.QueryBatchRequest(requests)))
 
-    def _query_remembered(self, collection: str, queries: Sequence[Query], keys: tuple[str, ...],
-                          values: dict[str, dict[str, Any]]) -> list[list[Candidate]]:
+    def _query_remembered(self, collection: str, queries: Sequence[Query],
+                          remembered: Remembered) -> list[list[Candidate]]:
         """``queries`` answered without payloads, their keys from memory: qdrant-edge reads a
         point's whole payload even to pick keys out of it, most of a warm search's time in the
         store. Points not yet remembered are read, for those keys, in one request."""
         results = self._query(collection, [_request(q, False) for q in queries])
         ids = {str(p.id) for points in results for p in points}
         # Taken now: reading the missing ones may open the shard again, which drops the values.
-        found = {point_id: values[point_id] for point_id in ids if point_id in values}
+        found = {point_id: remembered.values[point_id] for point_id in ids if point_id in remembered.values}
         missing = list(ids - found.keys())
         if missing:
-            selector = edge.PayloadSelector.Include(list(keys))
+            selector = edge.PayloadSelector.Include(list(remembered.keys))
             records = self._run(collection, lambda s: s.retrieve(missing, selector, False))
-            read = {str(record.id): record.payload or {} for record in records}
-            values.update(read)
-            found.update(read)
+            for record in records:
+                found[str(record.id)] = remembered.add(str(record.id), record.payload or {})
         return [[Candidate(str(p.id), float(p.score), found.get(str(p.id), {})) for p in points]
                 for points in results]
 
@@ -387,11 +386,13 @@ class EdgeStore:
             return
         with self._lock:
             before = self._changes.get(collection, 0)
-        values = {record.id: record.payload for record in self.scroll(collection, keys=keys)}
+        remembered = Remembered(tuple(keys))
+        for record in self.scroll(collection, keys=keys):
+            remembered.add(record.id, record.payload)
         with self._lock:
             if self._changes.get(collection, 0) != before:
-                values = {}  # written or opened again while read: read point by point instead
-            self._remembered[collection] = (tuple(keys), values)
+                remembered.clear()  # written or opened again while read: read point by point instead
+            self._remembered[collection] = remembered
 
     def dead_share(self, collection: str) -> float:
         """The share of the point writes ``collection``'s shard keeps on disk that are overwritten or
@@ -435,6 +436,26 @@ class EdgeStore:
                 self._give_up(collection)
             for lease in self._leases.values():
                 lease.release()
+
+
+class Remembered:
+    """The payload ``keys`` a store holds in memory for a collection (``EdgeStore.remember``): each
+    point's values, as one shared dict per distinct set of values (a page's chunks have the same
+    URL, length and versions), which callers must not change."""
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+        self.values: dict[str, dict[str, Any]] = {}
+        self._distinct: dict[str, dict[str, Any]] = {}
+
+    def add(self, point_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+        shared = self._distinct.setdefault(json.dumps(payload, sort_keys=True, default=str), payload)
+        self.values[point_id] = shared
+        return shared
+
+    def clear(self) -> None:
+        self.values.clear()
+        self._distinct.clear()
 
 
 def _request(query: Query, with_payload: bool) -> Any:
