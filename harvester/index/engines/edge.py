@@ -384,6 +384,7 @@ class EdgeStore:
             logger.info("Not remembering %r's %s: %d points, over %d", collection, ", ".join(keys), points,
                         REMEMBER_MAX_POINTS)
             return
+        started = time.perf_counter()
         with self._lock:
             before = self._changes.get(collection, 0)
         remembered = Remembered(tuple(keys))
@@ -393,6 +394,8 @@ class EdgeStore:
             if self._changes.get(collection, 0) != before:
                 remembered.clear()  # written or opened again while read: read point by point instead
             self._remembered[collection] = remembered
+        logger.info("Holding %s of %d points of %r in memory (read in %.2f s)", ", ".join(keys),
+                    len(remembered.values), collection, time.perf_counter() - started)
 
     def dead_share(self, collection: str) -> float:
         """The share of the point writes ``collection``'s shard keeps on disk that are overwritten or
