@@ -142,7 +142,8 @@ class ClientStore:
         return {str(record.id): record.payload or {} for record in records}
 
     def remember(self, collection: str, keys: Sequence[str]) -> None:
-        """Nothing: a server's request costs a round trip whatever payload it carries."""
+        """Nothing: this engine holds no keys in memory; its queries read payloads (less
+        ``exclude_keys``) as before."""
 
     def close(self) -> None:
         self.client.close()
