@@ -1,4 +1,5 @@
 import pytest
+import scrapy
 
 from harvester.exceptions import InvalidStartUrl
 from harvester.urls.rules import (
@@ -19,6 +20,21 @@ def test_valid_start_urls(url):
 
 
 @pytest.mark.parametrize(
+    ("url", "request_url"),
+    [
+        ("http://bücher.example/Docs/ä.html", "http://xn--bcher-kva.example/Docs/%C3%A4.html"),
+        ("HTTP://Docs.Example.COM:8080/", "http://docs.example.com:8080/"),
+        ("http://0x7f.0.0.1:8000/docs/", "http://127.0.0.1:8000/docs/"),
+        ("http://2130706433/", "http://127.0.0.1/"),
+    ],
+)
+def test_a_start_url_is_spelled_as_its_request_is(url, request_url):
+    """Scope, allowed_domains and page keys compare the start URL with the requests' URLs."""
+    assert validate_start_url(url) == request_url
+    assert scrapy.Request(url).url == request_url
+
+
+@pytest.mark.parametrize(
     ("url", "words"),
     [
         (None, "no start URL"),
@@ -29,6 +45,7 @@ def test_valid_start_urls(url):
         ("http://", "no valid host"),
         ("http://exa mple.com/", "no valid host"),
         ("http://example.com:99999/", "invalid start URL"),
+        ("http://exa%20mple.com/", "invalid start URL"),
     ],
 )
 def test_invalid_start_urls(url, words):

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
+from w3lib.url import safe_url_string
+
 from harvester.exceptions import InvalidStartUrl
 from harvester.urls.canonical import (
     DEFAULT_STRIP_PARAMS,
@@ -47,7 +49,8 @@ DEFAULT_SKIP_PATTERNS: tuple[str, ...] = (
 
 
 def validate_start_url(url: str | None) -> str:
-    """Return ``url`` stripped if it can start a crawl, else raise InvalidStartUrl saying why."""
+    """Return ``url`` as a Scrapy request holds it (``safe_url_string``: IDNA host, IPv4 host in
+    dotted form, escaped path) if it can start a crawl, else raise InvalidStartUrl saying why."""
     if not url or not url.strip():
         raise InvalidStartUrl("no start URL given: pass -a start=https://example.com/docs/")
     url = url.strip()
@@ -62,7 +65,12 @@ def validate_start_url(url: str | None) -> str:
         )
     if not parts.hostname or any(ch.isspace() for ch in url) or port == 0:
         raise InvalidStartUrl(f"invalid start URL {url!r}: it has no valid host")
-    return url
+    # The crawl's scope, allowed_domains and page keys must name the host the request will carry:
+    # from `bücher.example` or `0x7f.0.0.1` as typed, OffsiteMiddleware drops the start request.
+    try:
+        return safe_url_string(url)
+    except ValueError as exc:
+        raise InvalidStartUrl(f"invalid start URL {url!r}: {exc}") from exc
 
 
 def scope_prefix(url: str) -> str:
