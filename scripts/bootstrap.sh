@@ -30,9 +30,10 @@ fi
 # A fresh venv's pip 23 skips lxml[html_clean], which trafilatura needs.
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q torch==2.13.0
+# constraints.txt holds the versions the suite last passed on (scripts/lock.sh writes it).
 if [ "$with_tests" = 1 ]; then
-  .venv/bin/python -m pip install -q -e '.[dev]'
+  .venv/bin/python -m pip install -q -c constraints.txt -e '.[dev]'
 else
-  .venv/bin/python -m pip install -q -e '.[js,mcp]'
+  .venv/bin/python -m pip install -q -c constraints.txt -e '.[js,mcp]'
 fi
 echo "Harvester is installed in .venv"
