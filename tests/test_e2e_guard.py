@@ -26,7 +26,7 @@ CANARY_SPELLINGS = {
 }
 # canary.test is the canary; mixed.test has the canary's address and the site's, in that order.
 STUB_HOSTS = {"canary.test": ["127.0.0.2"], "mixed.test": ["127.0.0.2", "127.0.0.1"],
-              "xn--bcher-kva.test": ["127.0.0.1"]}
+              "xn--bcher-kva.test": ["127.0.0.1"], "xn--ber-goa.test": ["127.0.0.2"]}
 # Scrapy's OffsiteMiddleware would drop redirects to another host; without it the guard alone
 # stands between a redirect and the canary.
 NO_OFFSITE = '{"scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": null}'
@@ -130,6 +130,19 @@ def test_a_start_url_with_an_international_host_is_crawled(servers: tuple[SiteSe
     assert result.returncode == 0, result.output[-3000:]
     assert [item["url"] for item in result.items][:1] == [f"http://xn--bcher-kva.test:{site.port}/docs/"]
     assert canary.paths() == []
+
+
+def test_an_allow_listed_international_name_is_reached(servers: tuple[SiteServer, SiteServer],
+                                                        tmp_path: Path) -> None:
+    """über.test (xn--ber-goa.test) resolves to the canary's loopback address: allow-listed by its
+    name as a user types it, it is crawled."""
+    site, canary = servers
+    canary.routes.update({"/docs/": Route(doc_page("inside"))})
+    result = crawl("docs", f"http://über.test:{site.port}/docs/", tmp_path, settings=stub_settings(
+        HARVESTER_ALLOWED_HOSTS="127.0.0.1,über.test"))
+    assert result.returncode == 0, result.output[-3000:]
+    assert set(canary.paths()) == {"/robots.txt", "/docs/"}
+    assert [item["url"] for item in result.items] == [f"http://xn--ber-goa.test:{site.port}/docs/"]
 
 
 def test_the_canary_test_can_fail(servers: tuple[SiteServer, SiteServer], tmp_path: Path) -> None:

@@ -83,6 +83,15 @@ def test_allow_list_hosts_ports_and_ranges() -> None:
     assert not allow.allows_name("other.internal", 80)
 
 
+def test_allow_list_names_match_their_idna_form() -> None:
+    """Requests, the resolver and the browser ask for a non-ASCII name in its IDNA form."""
+    allow = AllowList.parse("Bücher.intern, .über.test:8080")
+    assert allow.allows_name("xn--bcher-kva.intern", 80)
+    assert allow.allows_name("wiki.xn--ber-goa.test", 8080)
+    assert not allow.allows_name("wiki.xn--ber-goa.test", 80)
+    assert not allow.allows_name("bucher.intern", 80)
+
+
 @pytest.mark.parametrize("entry", ["10.0.0.0/33", "host:port", "host:0", "::1/200"])
 def test_bad_allow_list_entries_are_errors(entry: str) -> None:
     with pytest.raises(GuardError, match="HARVESTER_ALLOWED_HOSTS"):

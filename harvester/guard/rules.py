@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from harvester.urls.hosts import host_name
+from harvester.urls.hosts import host_name, request_host_name
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -130,10 +130,16 @@ class AllowList:
         address = parse_ip(host)
         if address is not None:
             self.networks.append((ipaddress.ip_network(address), port))
-        elif host.startswith(("*.", ".")):
-            self.suffixes.setdefault("." + host.lstrip("*."), set()).add(port)
+            return
+        # Requests, the resolver and the browser name a host in its IDNA form.
+        try:
+            name = request_host_name(host.lstrip("*.").rstrip("."))
+        except ValueError as exc:
+            raise GuardError(f"HARVESTER_ALLOWED_HOSTS: {raw!r} is not a valid host name ({exc})") from exc
+        if host.startswith(("*.", ".")):
+            self.suffixes.setdefault("." + name, set()).add(port)
         else:
-            self.names.setdefault(host.rstrip("."), set()).add(port)
+            self.names.setdefault(name, set()).add(port)
 
     def __bool__(self) -> bool:
         return bool(self.names or self.suffixes or self.networks)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from w3lib.url import safe_url_string
+
 
 def host_key(url: str) -> str:
     """The site of ``url``: its host, lower-cased, and its port when the URL names one
@@ -25,3 +27,12 @@ def host_name(url: str) -> str:
         return (urlsplit(url).hostname or "").lower()
     except ValueError:
         return ""
+
+
+def request_host_name(host: str) -> str:
+    """``host`` as a request's URL carries it: a non-ASCII name in its IDNA form
+    (``bücher.example`` is ``xn--bcher-kva.example``), encoded by w3lib as Scrapy's requests are.
+    ValueError for a name IDNA refuses."""
+    if host.isascii():
+        return host.lower()
+    return host_name(safe_url_string(f"http://{host}/")) or host.lower()
