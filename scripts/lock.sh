@@ -13,7 +13,7 @@ python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q -e '.[dev]'
 {
   echo "# Written by scripts/lock.sh from a fresh '.[dev]' install; bootstrap.sh installs with it."
-  echo "# torch is left out: bootstrap.sh installs its CPU build by name first."
-  "$venv/bin/python" -m pip freeze --exclude-editable | grep -viE '^(harvester|torch)[= @]'
+  echo "# torch without its local label (+cpu): the pin holds whichever build bootstrap.sh installed."
+  "$venv/bin/python" -m pip freeze --exclude-editable | grep -viE '^harvester[= @]' | sed -E 's/^(torch==[^+]+)\+.*/\1/'
 } > constraints.txt
 echo "constraints.txt: $(grep -vc '^#' constraints.txt) packages"

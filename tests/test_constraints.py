@@ -47,7 +47,9 @@ def test_every_dependency_is_pinned_where_pyproject_allows(requirement: Requirem
         "run scripts/lock.sh")
 
 
-def test_torch_is_left_to_bootstrap() -> None:
-    """bootstrap.sh installs the CPU build by name first; a pin of its local version (+cpu)
-    would not be found on an index that serves another build."""
-    assert "torch" not in pins()
+def test_torch_is_pinned_without_its_build_label() -> None:
+    """bootstrap.sh installs the CPU build (2.13.0+cpu) first; ``torch==2.13.0`` holds it there,
+    and would hold a CUDA build too, where ``+cpu`` would be refused on an index that has none."""
+    assert pins()["torch"] == Version("2.13.0")
+    assert "torch==2.13.0" in (ROOT / "constraints.txt").read_text().splitlines()
+    assert "torch==2.13.0" in (ROOT / "scripts/bootstrap.sh").read_text()
