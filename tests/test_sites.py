@@ -44,6 +44,17 @@ def test_a_profile_keeps_its_checked_keys_and_what_it_matches() -> None:
     assert p.url_prefixes == ("https://wiki.example.com/w/",)
 
 
+def test_a_profile_written_as_a_user_reads_the_site_matches_its_requests() -> None:
+    """Requests carry IDNA hosts and escaped paths (Scrapy's safe_url_string)."""
+    m = ProfileMatcher([
+        profile('[match]\ndomains = ["Bücher.example", "*.über.test"]', "idn"),
+        profile('[match]\nurl_prefixes = ["https://ex.com/es/función/"]', "path")])
+    for url, name in [("https://bücher.example/x", "idn"), ("http://wiki.über.test/", "idn"),
+                      ("https://ex.com/es/función/a.html", "path")]:
+        assert (m.match(Request(url).url) or profile('[match]\ndomains = ["x"]', "none")).name == name
+    assert m.match("https://bucher.example/x") is None
+
+
 def test_hosts_wildcards_ports_prefixes_and_patterns_match() -> None:
     m = matcher(exact='[match]\ndomains = ["example.com"]', wild='[match]\ndomains = ["*.example.com"]',
                 port='[match]\ndomains = ["example.com:8080"]', prefix='[match]\nurl_prefixes = ["https://example.com/docs/"]',

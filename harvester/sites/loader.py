@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from w3lib.url import safe_url_string
+
 from harvester.config.spec import PROFILE_SETTINGS, SETTINGS
-from harvester.urls.hosts import host_name
+from harvester.urls.hosts import host_name, request_host_name
 from harvester.urls.rules import compile_patterns
 
 logger = logging.getLogger(__name__)
@@ -112,6 +114,13 @@ def parse_profile(text: str, path: str, name: str, *, user: bool) -> SiteProfile
     domains = _match_list(match, "domains", path)
     prefixes = _match_list(match, "url_prefixes", path)
     patterns = _match_list(match, "url_patterns", path)
+    # Requests carry IDNA hosts and escaped paths; a profile written as a user reads the site must
+    # match them.
+    try:
+        domains = [_request_domain(domain) for domain in domains]
+        prefixes = [safe_url_string(prefix) for prefix in prefixes]
+    except ValueError as exc:
+        raise ProfileError(f"site profile {path}: match: {exc}") from exc
     for domain in domains:
         if not _HOST.match(domain.lower()) or "*" in domain.lstrip("*"):
             raise ProfileError(f"site profile {path}: match.domains: {domain!r} is not a host name, "
@@ -129,6 +138,16 @@ def parse_profile(text: str, path: str, name: str, *, user: bool) -> SiteProfile
     return SiteProfileFile(name=name, path=path, user=user, values=values,
                            domains=tuple(d.lower().rstrip(".") for d in domains),
                            url_prefixes=tuple(_lower_origin(p) for p in prefixes), url_patterns=compiled)
+
+
+def _request_domain(domain: str) -> str:
+    """A ``match.domains`` entry (``bücher.example``, ``*.bücher.example:8080``) with its host in
+    the IDNA form requests carry; anything else as written, for the check to refuse."""
+    if domain.isascii():
+        return domain
+    wildcard = "*." if domain.startswith("*.") else ""
+    host, colon, port = domain[len(wildcard):].partition(":")
+    return f"{wildcard}{request_host_name(host)}{colon}{port}"
 
 
 def _match_list(match: dict[str, Any], key: str, path: str) -> list[str]:
