@@ -8,8 +8,15 @@ import pytest
 
 from tests.conftest import import_prerequisite, qdrant_points
 from tests.crawl import crawl
-from tests.servers.sites import broken_pages_site, chain_site, robots_site, sitemap_site
-from tests.servers.sitesrv import SiteServer
+from tests.servers.sites import (
+    broken_pages_site,
+    chain_site,
+    doc_page,
+    robots_site,
+    sitemap_index,
+    sitemap_site,
+)
+from tests.servers.sitesrv import Route, SiteServer
 
 pytestmark = pytest.mark.e2e
 
@@ -50,6 +57,24 @@ def test_sitemap_spider_reads_an_index_with_a_gzipped_child(tmp_path):
     assert "/sitemaps/b.xml.gz" in server.paths()
     assert "/blog/post.html" not in server.paths()
     assert_index_matches_feed(result, tmp_path)
+
+
+def test_a_sitemap_listing_unescaped_urls_is_read_as_its_requests_are(tmp_path):
+    """Sitemaps and llms.txt files of non-English sites often list raw UTF-8 paths; the requests
+    carry them escaped, and scope, claims and the stored pages must agree with them."""
+    with SiteServer() as server:
+        section = f"{server.url}docs/función/"
+        server.routes.update(sitemap_index(server.url, [f"{section}a.html", f"{section}b.html",
+                                                        f"{server.url}blog/überblick.html"],
+                                           [f"{section}c.html"]))
+        server.routes["/llms.txt"] = Route("# Site\n\n- [d](/docs/función/d.html): About d.\n")
+        for name in ("a", "b", "c", "d"):
+            server.routes[f"/docs/funci%C3%B3n/{name}.html"] = Route(doc_page(name))
+        server.routes["/blog/%C3%BCberblick.html"] = Route(doc_page("blog"))
+        result = crawl("sitemap", section, tmp_path)
+    assert result.returncode == 0, result.output[-3000:]
+    assert page_paths(result, server) == [f"/docs/funci%C3%B3n/{name}.html" for name in ("a", "b", "c", "d")]
+    assert "/blog/%C3%BCberblick.html" not in server.paths()
 
 
 def test_robots_disallow_and_crawl_delay_are_obeyed(tmp_path):

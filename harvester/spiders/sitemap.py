@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -31,7 +32,7 @@ from harvester.urls.feeds import (
     guessed_feeds,
     parse_feed,
 )
-from harvester.urls.rules import scope_prefix
+from harvester.urls.rules import request_form, scope_prefix
 
 if TYPE_CHECKING:
     from typing import Self
@@ -118,7 +119,11 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         is_index = getattr(entries, "type", "") == "sitemapindex"
         host_key = self.url_rules.host_key
         for entry in entries:
-            loc = entry.get("loc", "")
+            loc = request_form(entry.get("loc", ""))
+            if loc is None:
+                self.crawler.stats.inc_value("harvester/sitemap/invalid")
+                continue
+            entry["loc"] = loc
             # Child sitemaps may live outside the path prefix, never on another host.
             if (host_key(loc) == host_key(self.start_url)) if is_index else self._wants_page(loc):
                 if is_index or not self._unchanged_since_harvest(loc, entry.get("lastmod")):
@@ -203,9 +208,11 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
             state.llms_index = LlmsIndex()
         claimed_before = len(self._seen)
         for entry in entries:
-            if not self.wants(entry.url):
+            url = request_form(entry.url)
+            if url is None or not self.wants(url):
                 stats.inc_value("harvester/sitemap/out_of_scope")
                 continue
+            entry = replace(entry, url=url)
             state.llms_index.add(self.url_rules.page_key(entry.url), entry)
             if self.claim(entry.url):
                 yield scrapy.Request(self.request_url(entry.url), callback=self.parse, errback=self.page_failed)

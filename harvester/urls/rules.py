@@ -73,6 +73,15 @@ def validate_start_url(url: str | None) -> str:
         raise InvalidStartUrl(f"invalid start URL {url!r}: {exc}") from exc
 
 
+def request_form(url: str) -> str | None:
+    """``url`` as a Scrapy request holds it (``safe_url_string``), or None where w3lib refuses it:
+    what a sitemap or llms.txt lists raw must be compared with the crawl's URLs in this form."""
+    try:
+        return safe_url_string(url)
+    except ValueError:
+        return None
+
+
 def scope_prefix(url: str) -> str:
     """The path prefix a crawl from ``url`` stays in: the start page's directory."""
     path = urlsplit(url).path or "/"
