@@ -77,6 +77,19 @@ def test_a_sitemap_listing_unescaped_urls_is_read_as_its_requests_are(tmp_path):
     assert "/blog/%C3%BCberblick.html" not in server.paths()
 
 
+@pytest.mark.parametrize("start", ["docs/función/a.html", "docs/funci%C3%B3n/a.html"])
+def test_docs_links_written_in_utf_8_are_followed(tmp_path, start):
+    """HTML often links raw UTF-8 paths (``href="/docs/función/b.html"``); the start URL may be
+    typed either way. Both name the pages the requests carry escaped."""
+    routes = {"/docs/funci%C3%B3n/a.html": Route(doc_page("a", next_href="/docs/función/b.html")),
+              "/docs/funci%C3%B3n/b.html": Route(doc_page("b", prev_href="a.html", next_href="../función/c.html")),
+              "/docs/funci%C3%B3n/c.html": Route(doc_page("c", prev_href="b.html"))}
+    with SiteServer(routes=routes) as server:
+        result = crawl("docs", server.url + start, tmp_path)
+    assert result.returncode == 0, result.output[-3000:]
+    assert page_paths(result, server) == [f"/docs/funci%C3%B3n/{name}.html" for name in ("a", "b", "c")]
+
+
 def test_robots_disallow_and_crawl_delay_are_obeyed(tmp_path):
     with SiteServer(routes=robots_site(crawl_delay=1)) as server:
         result = crawl("site", server.url + "docs/", tmp_path)

@@ -39,6 +39,7 @@ from harvester.urls.rules import (
     check_css,
     compile_patterns,
     is_pdf_url,
+    request_form,
     url_allowed,
     validate_start_url,
 )
@@ -231,7 +232,8 @@ class HarvesterSpider(scrapy.Spider):
         return LinkTarget(rules.canonical(url), rules.page_key(url))
 
     def link_url(self, response: scrapy.http.Response, href: str) -> str:
-        """``response.urljoin(href)`` without the fragment, remembered per page directory."""
+        """``response.urljoin(href)`` as a request carries it (``""`` if w3lib refuses it), without
+        the fragment, remembered per page directory."""
         base = get_base_url(response)
         return self._joined((base if relative_to_page(href) else join_key(base), href))
 
@@ -312,7 +314,9 @@ class HarvesterSpider(scrapy.Spider):
 
 def _join(key: tuple[str, str]) -> str:
     base, href = key
-    return without_fragment(urljoin(base, href))
+    # In the form its request will carry (as LinkExtractor gives the site spider's links): an
+    # href written in raw UTF-8 must meet scope, patterns and page keys escaped.
+    return without_fragment(request_form(urljoin(base, href)) or "")
 
 
 def _remember(source: scrapy.http.Response, canonical: str) -> None:
