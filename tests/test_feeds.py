@@ -189,6 +189,17 @@ def test_the_spider_reads_a_feed_whatever_its_type_and_keeps_its_scope():
     assert spider.crawler.stats.get_value("harvester/feeds/read") == 4
 
 
+def test_feed_entries_are_read_in_their_request_form():
+    """Raw UTF-8 paths are in scope under an escaped start; a URL no request can be made of is counted."""
+    spider = make_spider(SitemapSpider, start=BASE + "blog/caf%C3%A9/")
+    items = "".join(f"<item><link>{link}</link></item>" for link in (
+        BASE + "blog/café/a/", "http://exa mple.com/blog/café/b/"))
+    body = f'<?xml version="1.0"?><rss version="2.0"><channel>{items}</channel></rss>'.encode()
+    urls = [r.url for r in spider._parse_sitemap(feed_response(XmlResponse, BASE + "blog/feed/", body))]
+    assert urls == [BASE + "blog/caf%C3%A9/a/"]
+    assert spider.crawler.stats.get_value("harvester/sitemap/invalid_urls") == 1
+
+
 def test_the_spider_pages_a_feed_within_its_bound_while_pages_are_new():
     spider = make_spider(SitemapSpider, start=BASE)
     spider.settings.frozen = False

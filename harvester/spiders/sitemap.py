@@ -76,7 +76,8 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
     the pages it lists are crawled, and what it says of each (its Markdown twin, its description)
     goes to ``harvester.site_markdown.middleware.SiteMarkdownMiddleware``.
 
-    Stats: ``harvester/sitemap/invalid``, ``harvester/sitemap/out_of_scope``,
+    Stats: ``harvester/sitemap/invalid``, ``harvester/sitemap/invalid_urls`` (entries no request
+    can be made of), ``harvester/sitemap/out_of_scope``,
     ``harvester/feeds/read``, ``harvester/feeds/entries``, ``harvester/feeds/invalid``,
     ``harvester/feeds/too_large``,
     ``harvester/site_markdown/llms_files``, ``harvester/site_markdown/llms_entries``,
@@ -121,7 +122,7 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         for entry in entries:
             loc = request_form(entry.get("loc", ""))
             if loc is None:
-                self.crawler.stats.inc_value("harvester/sitemap/invalid")
+                self.crawler.stats.inc_value("harvester/sitemap/invalid_urls")
                 continue
             entry["loc"] = loc
             # Child sitemaps may live outside the path prefix, never on another host.
