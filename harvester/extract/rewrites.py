@@ -124,7 +124,34 @@ def rewrite_admonitions(main, boxes: Callable, titles: Callable | None = None) -
         if title is not None:
             remove_keep_tail(title)
         label = label or _kind_label(box)
+        _unwrap_layout_table(box)
         _to_blockquote(box, label)
+
+
+def _unwrap_layout_table(box) -> None:
+    """A box laid out as a small table (AsciiDoc's icon cell beside the text, DocBook's admonition
+    graphics) keeps its cells' content, not a table: the cells with text become divs in its place."""
+    children = [c for c in box if isinstance(c.tag, str)]
+    if len(children) != 1 or children[0].tag != "table" or (box.text or "").strip():
+        return
+    table = children[0]
+    rows = table.xpath("./tr | ./tbody/tr")
+    if not rows or len(rows) > 2 or table.xpath("./thead"):
+        return
+    cells = [cell for row in rows for cell in row if cell.tag in ("td", "th")]
+    if any(len([c for c in row if c.tag in ("td", "th")]) > 2 for row in rows):
+        return
+    kept = [cell for cell in cells if cell.text_content().strip()]
+    position = box.index(table)
+    tail = table.tail
+    box.remove(table)
+    for offset, cell in enumerate(kept):
+        cell.attrib.clear()
+        cell.tag = "div"
+        cell.tail = None
+        box.insert(position + offset, cell)
+    if kept:
+        kept[-1].tail = tail
 
 
 def _own_titles(main, titles: Callable, box_set: set) -> dict:

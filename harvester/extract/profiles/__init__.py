@@ -25,6 +25,7 @@ from harvester.extract.profiles.base import GeneratorProfile, PageView, Selector
 __all__ = ["GENERIC", "REGISTRY", "GeneratorProfile", "PageView", "Selector", "compile_css", "detect_profile", "profile_by_name"]
 
 from harvester.extract.profiles import (
+    asciidoc,
     docbook,
     docusaurus,
     generic,
@@ -48,6 +49,7 @@ REGISTRY: list[GeneratorProfile] = [
     mdbook.PROFILE,
     gitbook.PROFILE,
     docbook.PROFILE,
+    asciidoc.PROFILE,
     *hugo.PROFILES,
     rustdoc.PROFILE,
     javadoc.PROFILE,
