@@ -16,9 +16,11 @@ apt_install() {
 }
 
 if [ "$with_tests" = 1 ]; then
-  # Real documentation sites the end-to-end tests serve on loopback (git-doc is AsciiDoc's), the
-  # Redis server the cluster tests start on loopback, and the browser the rendering tests drive.
-  packages="python-flask-doc python-requests-doc python-scrapy-doc git-doc redis-server chromium"
+  # Real documentation sites the end-to-end tests serve on loopback (Git's, Octave's and Doxygen's
+  # manuals are AsciiDoc, Texinfo and Doxygen output), the Redis server the cluster tests start on
+  # loopback, and the browser the rendering tests drive.
+  packages="python-flask-doc python-requests-doc python-scrapy-doc git-doc octave-doc doxygen-doc"
+  packages="$packages redis-server chromium"
   dpkg -s $packages >/dev/null 2>&1 || apt_install $packages
 elif ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   # The browser for pages that need JavaScript (render mode auto). A crawl runs without it:

@@ -10,7 +10,7 @@ from harvester.render.policy import fallback_reason, is_server_rendered, is_stat
 from harvester.sites import SiteProfile
 
 WHOLE = {"sphinx-furo", "sphinx-pydata", "sphinx-rtd", "sphinx", "mkdocs-material", "mkdocs", "mdbook",
-         "docbook", "asciidoc", "hugo-docsy", "hugo", "rustdoc", "javadoc"}
+         "docbook", "asciidoc", "texinfo", "doxygen", "hugo-docsy", "hugo", "rustdoc", "javadoc"}
 CLIENT_APPS = {"docusaurus", "vitepress", "gitbook"}
 
 

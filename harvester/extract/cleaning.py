@@ -136,7 +136,9 @@ def _holds_prose(el) -> bool:
     text = el.text_content()
     if len(text) < _PROSE_CHARS:
         return False
-    link_chars = sum(len(a.text_content()) for a in el.iter("a"))
+    # Each link's text as the collapsed text holds it, and the space that parts it from the next:
+    # a table of contents of 500 entries is not 500 characters of prose.
+    link_chars = sum(len(" ".join(a.text_content().split())) + 1 for a in el.iter("a"))
     return len(" ".join(text.split())) - link_chars >= _PROSE_CHARS
 
 

@@ -28,6 +28,7 @@ from harvester.extract.profiles import (
     asciidoc,
     docbook,
     docusaurus,
+    doxygen,
     generic,
     gitbook,
     hugo,
@@ -36,6 +37,7 @@ from harvester.extract.profiles import (
     mkdocs,
     rustdoc,
     sphinx,
+    texinfo,
     vitepress,
 )
 
@@ -50,6 +52,8 @@ REGISTRY: list[GeneratorProfile] = [
     gitbook.PROFILE,
     docbook.PROFILE,
     asciidoc.PROFILE,
+    texinfo.PROFILE,
+    doxygen.PROFILE,
     *hugo.PROFILES,
     rustdoc.PROFILE,
     javadoc.PROFILE,

@@ -18,6 +18,11 @@ _COMMON_NOISE = ("a.anchorjs-link", "a.anchor-link", "button.copy-button", "div.
                  "div.pagination-nav", "div.share-buttons", "div.social-share")
 
 
+# Chrome only inside its own generator's pages; on an unknown site each matches content or its
+# frame (Texinfo's navigation line is div.header, Doxygen's article div.contents).
+_PROFILE_ONLY = frozenset({"main", "div.col-md-3", "hr", "div.header", "div.contents", "div#top"})
+
+
 def _never(_view) -> bool:
     return False
 
@@ -26,7 +31,8 @@ def _union(profiles, attr: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for p in profiles:
         for sel in getattr(p, attr):
-            seen.setdefault(sel, None)
+            if sel not in _PROFILE_ONLY:
+                seen.setdefault(sel, None)
     return tuple(seen)
 
 
@@ -41,7 +47,7 @@ def build(profiles) -> GeneratorProfile:
         noise=_COMMON_NOISE + _union(profiles, "noise"),
         pager=_union(profiles, "pager"),
         version_switcher=_union(profiles, "version_switcher"),
-        toc=tuple(s for s in _union(profiles, "toc") if s not in ("main", "div.col-md-3")),
+        toc=_union(profiles, "toc"),
         admonitions=_union(profiles, "admonitions"),
         admonition_titles=_union(profiles, "admonition_titles"),
         signatures=_union(profiles, "signatures"),
