@@ -138,20 +138,15 @@ def _unwrap_layout_table(box) -> None:
     rows = table.xpath("./tr | ./tbody/tr")
     if not rows or len(rows) > 2 or table.xpath("./thead"):
         return
-    cells = [cell for row in rows for cell in row if cell.tag in ("td", "th")]
     if any(len([c for c in row if c.tag in ("td", "th")]) > 2 for row in rows):
         return
-    kept = [cell for cell in cells if cell.text_content().strip()]
-    position = box.index(table)
-    tail = table.tail
-    box.remove(table)
-    for offset, cell in enumerate(kept):
+    kept = [cell for row in rows for cell in row if cell.tag in ("td", "th") and cell.text_content().strip()]
+    for cell in kept:
         cell.attrib.clear()
         cell.tag = "div"
         cell.tail = None
-        box.insert(position + offset, cell)
-    if kept:
-        kept[-1].tail = tail
+        table.addprevious(cell)
+    remove_keep_tail(table)
 
 
 def _own_titles(main, titles: Callable, box_set: set) -> dict:
