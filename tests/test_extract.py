@@ -475,21 +475,18 @@ def test_visible_text_drops_link_targets_as_the_backtracking_pattern_did() -> No
     assert sum(text.count("](") for text in texts) > 500
 
 
-def test_a_page_without_a_main_element_keeps_its_code_through_trafilatura() -> None:
-    """trafilatura (the fallback for layouts no rule recognises) drops the text after a link in
-    inline code and fences only multi-line <pre><code>: the page is rewritten for it first."""
+def test_a_page_without_a_main_element_keeps_the_text_after_its_code_links() -> None:
+    """trafilatura (the fallback for layouts no rule recognises) drops the text after an element
+    nested in inline code: the page's code is rewritten for it first."""
     prose = " ".join(["The server reads its configuration from several files at start-up."] * 4)
     html = (
         "<html><head><title>Files</title></head><body><div id='page'><div class='top'><a href='/'>Home</a></div>"
         f"<div id='text'><h1>Configuration files</h1><p>{prose}</p>"
         "<p>You can change the name of the file using the <code class='directive'><a href='/core.html#name'>"
-        "AccessFileName</a></code> directive. For example, with <code>a <b>bold</b> word</code> inside, you "
-        "can put the following in your server configuration file:</p>"
-        "<pre class='prettyprint lang-config'>AccessFileName \".config\"</pre>"
-        "<p>or, written on two lines:</p><pre>first line<br>second line</pre>"
+        "AccessFileName</a></code> directive. For example, with <code>a <b>bold</b> word</code> inside "
+        "(or <code>nested <code><b>code</b></code></code>), you can put the following in your server "
+        "configuration file.</p>"
         f"<p>{prose}</p></div></div></body></html>")
     md = extract_page(html, "https://docs.example.org/files.html").markdown
     assert "[`AccessFileName`](https://docs.example.org/core.html#name) directive. For example, with" in md
-    assert "`a bold word` inside" in md
-    assert '```\nAccessFileName ".config"\n```' in md
-    assert "```\nfirst line\nsecond line\n```" in md
+    assert "`a bold word` inside (or `nested code`), you can put" in md

@@ -186,7 +186,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
     if links:
         drop_media(root)  # an article's photos are credits and captions here too
     absolutize_links(root, base)
-    code_for_trafilatura(root)
+    _inline_code_for_trafilatura(root)
     md = _trafilatura(root, url)
     if links:
         # From the Markdown: trafilatura finds the article by its title heading.
@@ -294,13 +294,14 @@ def _sanitize_tree(root, html: str | bytes) -> None:
 # Fallbacks
 # --------------------------------------------------------------------------
 
-def code_for_trafilatura(root) -> None:
-    """Rewrite the code of a page in the forms trafilatura (2.3) renders whole: it drops the text
-    after an element nested in inline ``<code>`` (``<code><a>AccessFileName</a></code> directive.``
-    loses " directive."), and fences a ``<pre>`` only when it holds a ``<code>`` whose text has a
-    line break (else one line becomes inline code, glued to the next paragraph, or plain text)."""
+def _inline_code_for_trafilatura(root) -> None:
+    """Rewrite a page's inline code in the form trafilatura (2.3) renders whole: it drops the text
+    after an element nested in ``<code>`` (``<code><a>AccessFileName</a></code> directive.`` loses
+    " directive."), so the link goes outside the code and other markup inside it goes."""
     inline = [code for code in root.iter("code") if len(code) and next(code.iterancestors("pre"), None) is None]
     for code in inline:
+        if not len(code):
+            continue  # an inner <code> of one flattened before
         link = code[0]
         if len(code) == 1 and link.tag == "a" and not (code.text or "").strip() and not (link.tail or "").strip():
             # <code><a href>name</a></code> as <a href><code>name</code></a>: the link is kept.
@@ -311,16 +312,6 @@ def code_for_trafilatura(root) -> None:
             code.tag, link.tag = "a", "code"
         else:
             etree.strip_tags(code, "*")
-    for pre in list(root.iter("pre")):
-        for br in pre.iter("br"):
-            br.tail = "\n" + (br.tail or "")
-        text = pre.text_content()
-        if not text.strip():
-            continue
-        for child in list(pre):
-            pre.remove(child)
-        pre.text = None
-        etree.SubElement(pre, "code").text = text if text.endswith("\n") else text + "\n"
 
 
 def _trafilatura(doc, url: str) -> str:
