@@ -76,8 +76,8 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
     the pages it lists are crawled, and what it says of each (its Markdown twin, its description)
     goes to ``harvester.site_markdown.middleware.SiteMarkdownMiddleware``.
 
-    Stats: ``harvester/sitemap/invalid``, ``harvester/sitemap/invalid_urls`` (entries no request
-    can be made of), ``harvester/sitemap/out_of_scope``,
+    Stats: ``harvester/sitemap/invalid``, ``harvester/sitemap/invalid_urls`` (sitemap, feed and
+    llms.txt entries no request can be made of), ``harvester/sitemap/out_of_scope``,
     ``harvester/feeds/read``, ``harvester/feeds/entries``, ``harvester/feeds/invalid``,
     ``harvester/feeds/too_large``,
     ``harvester/site_markdown/llms_files``, ``harvester/site_markdown/llms_entries``,
@@ -210,7 +210,10 @@ class SitemapSpider(HarvesterSpider, ScrapySitemapSpider):
         claimed_before = len(self._seen)
         for entry in entries:
             url = request_form(entry.url)
-            if url is None or not self.wants(url):
+            if url is None:
+                stats.inc_value("harvester/sitemap/invalid_urls")
+                continue
+            if not self.wants(url):
                 stats.inc_value("harvester/sitemap/out_of_scope")
                 continue
             entry = replace(entry, url=url)
