@@ -16,7 +16,8 @@ def _is_material(v: PageView) -> bool:
 
 
 def _is_mkdocs(v: PageView) -> bool:
-    return v.generated_by("mkdocs")
+    # The built-in mkdocs theme writes no generator meta; its search dialog is always there.
+    return v.generated_by("mkdocs") or v.has_id("mkdocs_search_modal")
 
 
 MATERIAL = GeneratorProfile(

@@ -31,6 +31,10 @@ def is_sphinx(v: PageView) -> bool:
         return True
     if "documentation_options" in v.assets or "doctools.js" in v.assets or "sphinx_highlight" in v.assets:
         return True
+    # Every Sphinx HTML build links its highlighting styles there, also when a theme loads its
+    # scripts at the end of <body> (SQLAlchemy's).
+    if "_static/pygments.css" in v.assets:
+        return True
     return v.has_class("sphinxsidebar", "wy-breadcrumbs", "wy-nav-content", "rst-content",
                        "sphinxsidebarwrapper", "bd-article-container")
 
