@@ -490,3 +490,72 @@ def test_a_page_without_a_main_element_keeps_the_text_after_its_code_links() -> 
     md = extract_page(html, "https://docs.example.org/files.html").markdown
     assert "[`AccessFileName`](https://docs.example.org/core.html#name) directive. For example, with" in md
     assert "`a bold word` inside (or `nested code`), you can put" in md
+
+
+def test_lists_and_tables_that_lay_out_sections_become_plain_blocks() -> None:
+    """A list item or a table cell that holds a heading is layout: kept as a list or a table, its
+    heading would no longer start a line and the chunks under it would lose their heading path."""
+    html = _doc(
+        "<main><h1>Widgets</h1>"
+        "<table width='100%'><tr><td><h2>GtkButton</h2><p>GtkButton — A widget that emits a signal.</p></td>"
+        "<td><img src='button.png' alt=''></td></tr></table>"
+        f"<p>{FILLER}</p>"
+        "<ul class='blockList'><li class='blockList'><h3>Method Summary</h3><p>All the methods.</p></li>"
+        "<li class='blockList'><p>A note between the sections.</p></li>"
+        "<li class='blockList'><h3>Method Detail</h3><ul><li>an item of a real list</li><li>another</li></ul>"
+        "</li></ul>"
+        "<ol><li>First step</li><li>Second step</li></ol></main>")
+    md = extract_page(html, "https://docs.example.org/widgets.html").markdown
+    assert "\n## GtkButton\n\nGtkButton — A widget that emits a signal.\n" in md
+    assert "|" not in md
+    assert ("\n### Method Summary\n\nAll the methods.\n\nA note between the sections.\n\n### Method Detail\n\n"
+            "- an item of a real list\n- another\n") in md
+    assert "\n1. First step\n2. Second step\n" in md
+
+
+def test_a_row_holding_only_a_heading_cuts_its_table_and_empty_rows_go() -> None:
+    """Doxygen titles the rows of a member table with a heading in a full-width row."""
+    html = _doc(
+        f"<main><h1>Test Class Reference</h1><p>{FILLER}</p>"
+        "<table class='memberdecls'>"
+        "<tr class='heading'><td colspan='2'><h2 class='groupheader'>Public Member Functions</h2></td></tr>"
+        "<tr><td>void</td><td><b>member</b> ()</td></tr>"
+        "<tr><td></td><td>a member function.</td></tr>"
+        "<tr class='separator'><td class='memSeparator' colspan='2'>&#160;</td></tr>"
+        "<tr class='heading'><td colspan='2'><h2 class='groupheader'>Protected Attributes</h2></td></tr>"
+        "<tr><td>int</td><td>value</td></tr></table></main>")
+    md = extract_page(html, "https://docs.example.org/class_test.html").markdown
+    assert md.endswith(
+        "## Public Member Functions\n\n| void | **member** () |\n| --- | --- |\n|  | a member function. |\n\n"
+        "## Protected Attributes\n\n| int | value |\n| --- | --- |\n")
+
+
+def test_a_caption_goes_before_its_table_which_keeps_its_header_line() -> None:
+    html = _doc(
+        f"<main><h1>Limits</h1><p>{FILLER}</p>"
+        "<table><caption>Nested <b>Classes</b></caption><colgroup><col><col></colgroup>"
+        "<tr><th>Modifier and Type</th><th>Class</th></tr><tr><td>static class</td><td>Anchor</td></tr>"
+        "</table></main>")
+    md = extract_page(html, "https://docs.example.org/limits.html").markdown
+    assert md.endswith("Nested **Classes**\n\n| Modifier and Type | Class |\n| --- | --- |\n"
+                       "| static class | Anchor |\n")
+
+
+def test_a_one_cell_table_does_not_keep_chrome_as_content() -> None:
+    """Removals by class or role spare what holds a data table; a one-cell table only frames."""
+    html = _doc(
+        "<main><div role='banner'><table><tr><td><div>MyProject 2.1</div></td></tr></table></div>"
+        f"<h1>Guide</h1><p>{FILLER}</p>"
+        "<div role='complementary'><table><tr><th>Option</th><th>Default</th></tr>"
+        "<tr><td>port</td><td>8080</td></tr></table></div></main>")
+    md = extract_page(html, "https://docs.example.org/guide.html").markdown
+    assert "MyProject" not in md
+    assert "| port | 8080 |" in md
+
+
+def test_code_blocks_are_spaced_as_a_browser_copies_them() -> None:
+    html = _doc(f"<main><h1>Assert</h1><p>{FILLER}</p>"
+                "<pre>public&nbsp;static void assertTrue\u200b(java.lang.String&#160;message, boolean condition)"
+                "</pre></main>")
+    md = extract_page(html, "https://docs.example.org/Assert.html").markdown
+    assert "```\npublic static void assertTrue(java.lang.String message, boolean condition)\n```" in md

@@ -4,6 +4,7 @@ and links made absolute. Generator-specific rules live in the profiles."""
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 
 from lxml import etree
@@ -25,6 +26,7 @@ __all__ = ["DROP_TAGS", "absolutize_links", "prepare_main"]
 DROP_TAGS = frozenset({
     "script", "style", "noscript", "template", "nav", "button", "svg", "form", "iframe", "object",
     "embed", "input", "select", "textarea", "canvas", "dialog", "link", "meta", "title", "head",
+    "colgroup", "col",
 })
 _DROP_ROLES = frozenset({"navigation", "search", "banner", "contentinfo", "complementary"})
 # A cookie/consent word next to a widget word ("cookie-banner",
@@ -80,6 +82,12 @@ def prepare_main(main, base: str, rules: GeneratorProfile) -> None:
     if rules.signatures:
         rewrite_signatures(main, compile_css(rules.signatures))
     unwrap_heading_anchors(main)
+    if rules.layout:
+        for wrapper in compile_css(rules.layout)(main):
+            if wrapper is not main:
+                wrapper.tag = "div"
+    _tidy_tables(main)
+    _unwrap_sectioning_layout(main)
     etree.strip_tags(main, *_UNWRAP_TAGS)
     _clean(main)
     # Converters read only a few attributes; fewer attributes make the
@@ -87,6 +95,98 @@ def prepare_main(main, base: str, rules: GeneratorProfile) -> None:
     # "(in Python v3.11)" intersphinx titles are noise.
     etree.strip_attributes(main, *_NOISE_ATTRS)
     absolutize_links(main, base)
+
+
+def _unwrap_sectioning_layout(main) -> None:
+    """Turn the lists and tables that lay out sections into plain blocks.
+
+    A list item or a table cell that holds a heading is layout, not an enumeration or data:
+    Javadoc before JDK 17 wraps a class's summaries and details in ``ul.blockList``, gtk-doc puts
+    a page's title in a table cell beside an image, listings wrap each teaser in an item. Kept,
+    whole sections would sit under a bullet or in a cell, where a heading no longer starts a line
+    and chunks lose their heading path. A row that holds nothing but a heading titles the rows
+    after it (Doxygen's member tables): the table is cut there and the heading put between."""
+    layouts: set = set()
+    title_rows: dict = {}
+    for heading in main.iter(*_HEADINGS):
+        nearest = True
+        for ancestor in heading.iterancestors():
+            if ancestor is main:
+                break
+            if ancestor.tag == "li":
+                parent = ancestor.getparent()
+                if parent is not None and parent.tag in ("ul", "ol"):
+                    layouts.add(parent)
+            elif ancestor.tag in ("td", "th"):
+                row = ancestor.getparent()
+                table = next(ancestor.iterancestors("table"), None)
+                if table is None or row is None:
+                    continue
+                if nearest and _is_title_row(row, ancestor, heading):
+                    title_rows.setdefault(table, set()).add(row)
+                else:
+                    layouts.add(table)
+                nearest = False
+    for table, rows in title_rows.items():
+        if table not in layouts:
+            _cut_at_title_rows(table, rows)
+    for layout in layouts:
+        if layout.tag == "table":
+            for part in list(layout.iter("caption", "thead", "tbody", "tfoot", "tr", "td", "th")):
+                if next(part.iterancestors("table")) is layout:
+                    part.tag = "div"
+        else:
+            for item in layout:
+                if item.tag == "li":
+                    item.tag = "div"
+        layout.tag = "div"
+
+
+def _is_title_row(row, cell, heading) -> bool:
+    """Whether the cell is its row's only cell with content and holds nothing but the heading."""
+    if any(other is not cell and (len(other) or (other.text or "").strip())
+           for other in row if other.tag in ("td", "th")):
+        return False
+    return (cell.text_content().strip() == heading.text_content().strip()
+            and not any(el.tag in ("img", "table", "pre") for el in cell.iter()))
+
+
+def _cut_at_title_rows(table, titles: set) -> None:
+    """Replace ``table`` with its title rows' cells (as blocks) and tables of the rows between them."""
+    rows = [row for row in table.iter("tr") if next(row.iterancestors("table")) is table]
+    pieces: list = []
+    current = None
+    for row in rows:
+        if row in titles:
+            cell = next(c for c in row if c.tag in ("td", "th") and c.text_content().strip())
+            cell.tag = "div"
+            pieces.append(cell)
+            current = None
+            continue
+        if current is None:
+            current = etree.Element("table")
+            pieces.append(current)
+        current.append(row)
+    for piece in pieces:
+        table.addprevious(piece)
+    remove_keep_tail(table)
+
+
+def _tidy_tables(main) -> None:
+    """Move each table's caption before it, as a paragraph: a Markdown table has no caption, and
+    the converters take a row after a caption for a later row (Javadoc's summaries lost their
+    header line, and with it their being tables at all). Rows with nothing in them are spacers
+    (Doxygen's separators): as Markdown they would be rows of empty cells."""
+    for row in list(main.iter("tr")):
+        if not row.text_content().strip() and next(row.iter("img", "input", "svg"), None) is None:
+            remove_keep_tail(row)
+    for caption in list(main.iter("caption")):
+        table = caption.getparent()
+        if table is None or table.tag != "table":
+            continue
+        table.remove(caption)  # its tail goes with it: stray text in a table shows before it
+        caption.tag = "p"
+        table.addprevious(caption)
 
 
 def _drop_inline_chrome(main) -> None:
@@ -131,7 +231,7 @@ def _holds_prose(el) -> bool:
         # Heading self-links: a pilcrow/hash/icon is chrome, words are the title.
         in_heading = next(el.iterancestors(*_HEADINGS), None) is not None
         return in_heading and any(c.isalnum() for c in el.text_content())
-    if el.find(".//pre") is not None or el.find(".//table") is not None:
+    if el.find(".//pre") is not None or any(_is_data_table(table) for table in el.iter("table")):
         return True
     text = el.text_content()
     if len(text) < _PROSE_CHARS:
@@ -140,6 +240,11 @@ def _holds_prose(el) -> bool:
     # a table of contents of 500 entries is not 500 characters of prose.
     link_chars = sum(len(" ".join(a.text_content().split())) + 1 for a in el.iter("a"))
     return len(" ".join(text.split())) - link_chars >= _PROSE_CHARS
+
+
+def _is_data_table(table) -> bool:
+    """A table of two cells or more; one cell only frames what it holds (a banner, a logo)."""
+    return next(itertools.islice(table.iter("td", "th"), 1, None), None) is not None
 
 
 def _clean(main) -> None:

@@ -59,7 +59,9 @@ def prepare_code(main) -> None:
         for br in pre.iter("br"):
             br.tail = "\n" + (br.tail or "")
         # The tree can hold control characters lxml refuses to set again (a \x0c in Python source).
-        text = clean_text(pre.text_content())
+        # Javadoc spaces its signatures with &nbsp; and hints line breaks with zero-width spaces: a
+        # browser copies them as spaces and nothing, which is what a compiler accepts.
+        text = clean_text(pre.text_content()).replace("\u200b", "").replace("\xa0", " ")
         tail = pre.tail
         pre.clear()
         pre.text = text

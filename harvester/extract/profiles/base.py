@@ -23,8 +23,8 @@ class GeneratorProfile:
     a comma list, matched in document order). The other fields are matched
     inside the main element and removed, except ``breadcrumbs`` (read from the
     whole page first), ``admonitions`` (rewritten to labelled blockquotes,
-    their title found with ``admonition_titles``) and ``signatures`` (API
-    entry signatures rewritten as code).
+    their title found with ``admonition_titles``), ``signatures`` (API
+    entry signatures rewritten as code) and ``layout`` (wrappers kept as plain blocks).
 
     ``writes_pages_whole``: the generator writes every page complete into its HTML, with no
     client-side framework that could render a route of its own (the render policy never sends such
@@ -43,6 +43,8 @@ class GeneratorProfile:
     admonitions: tuple[str, ...] = ()
     admonition_titles: tuple[str, ...] = ()
     signatures: tuple[str, ...] = ()
+    # Lists and other wrappers that only lay the page out: kept as plain blocks, not as Markdown lists.
+    layout: tuple[str, ...] = ()
     # Lower-case prefixes of <meta name="generator" content=...>.
     generators: tuple[str, ...] = ()
 

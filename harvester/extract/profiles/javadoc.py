@@ -29,4 +29,6 @@ PROFILE = GeneratorProfile(
     admonitions=("div.block > dl.notes", "div.deprecation-block", "div.deprecationBlock"),
     admonition_titles=("span.deprecated-label", "span.deprecatedLabel"),
     signatures=("div.member-signature", "div.type-signature", "div.class-signature"),
+    # Before JDK 17 the description, summaries and details are items of nested one-item lists.
+    layout=("ul.blockList", "li.blockList", "ul.blockListLast", "li.blockListLast"),
 )
