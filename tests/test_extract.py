@@ -559,3 +559,17 @@ def test_code_blocks_are_spaced_as_a_browser_copies_them() -> None:
                 "</pre></main>")
     md = extract_page(html, "https://docs.example.org/Assert.html").markdown
     assert "```\npublic static void assertTrue(java.lang.String message, boolean condition)\n```" in md
+
+
+def test_touching_runs_of_the_same_inline_markup_read_as_one() -> None:
+    """Sphinx writes a parameter's type one token an element: as Markdown each would be its own
+    emphasis, a string of markers no renderer reads back as the type."""
+    html = _doc(
+        f"<main><h1>API</h1><p>{FILLER}</p><ul>"
+        "<li><strong>static_folder</strong> (<em>Optional</em><em>[</em><em>Union</em><em>[</em><em>str</em>"
+        "<em>, </em><em>PathLike</em><em>]</em><em>]</em>) – the folder.</li>"
+        "<li><em>float</em> <em>or</em> <em>tuple</em>, and the pattern <code>*</code><code>/test/</code>"
+        "<code>*</code></li></ul></main>")
+    md = extract_page(html, "https://docs.example.org/api.html").markdown
+    assert "- **static\\_folder** (*Optional\\[Union\\[str, PathLike\\]\\]*) – the folder.\n" in md
+    assert "- *float* *or* *tuple*, and the pattern `*/test/*`\n" in md

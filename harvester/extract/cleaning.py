@@ -94,6 +94,7 @@ def prepare_main(main, base: str, rules: GeneratorProfile) -> None:
     # fragment smaller to walk. Link titles are dropped on purpose: Sphinx's
     # "(in Python v3.11)" intersphinx titles are noise.
     etree.strip_attributes(main, *_NOISE_ATTRS)
+    _merge_adjacent_inline(main)
     absolutize_links(main, base)
 
 
@@ -170,6 +171,31 @@ def _cut_at_title_rows(table, titles: set) -> None:
     for piece in pieces:
         table.addprevious(piece)
     remove_keep_tail(table)
+
+
+# Inline markup whose touching runs read as one: Sphinx writes a parameter's type one token an
+# element (<em>Optional</em><em>[</em><em>str</em><em>]</em>), which as Markdown is a string of
+# emphasis markers (*Optional**\[**str**\]*) that no renderer reads back as the type.
+_MERGED_INLINE = ("em", "i", "strong", "b", "code")
+
+
+def _merge_adjacent_inline(main) -> None:
+    """Join each run of same-tag inline elements that nothing separates into its first element."""
+    for el in list(main.iter(*_MERGED_INLINE)):
+        if el.getparent() is None:
+            continue  # joined into the one before it
+        following = el.getnext()
+        while following is not None and following.tag == el.tag and not el.tail \
+                and following.attrib == el.attrib:
+            if following.text:
+                if len(el):
+                    el[-1].tail = (el[-1].tail or "") + following.text
+                else:
+                    el.text = (el.text or "") + following.text
+            el.extend(list(following))
+            el.tail = following.tail
+            el.getparent().remove(following)
+            following = el.getnext()
 
 
 def _tidy_tables(main) -> None:
