@@ -20,7 +20,12 @@ PROFILE = GeneratorProfile(
     generators=("rustdoc",),
     main=("section#main-content", "main"),
     noise=("a.anchor", "span.rightside", "div.rightside", "button#copy-path", "span.out-of-band",
-           "a.src", "a.srclink", "summary.hideme", "div.search-form", "rustdoc-toolbar", "a.tooltip"),
+           "a.src", "a.srclink", "summary.hideme", "div.search-form", "rustdoc-toolbar", "a.tooltip",
+           # older rustdoc's tooltips: "Notable traits", written inside the signature it follows, and
+           # the bare "ⓘ" over an example that panics or does not compile
+           "span.notable-traits", "div.information > div.tooltip",
+           # the "Run" button after each example: a playground link holding the whole example again
+           "a.test-arrow"),
     breadcrumbs=("div.rustdoc-breadcrumbs",),
     version_switcher=("div.version", "span.version"),
     toc=("nav.sidebar", "section#rustdoc-toc", "div.sidebar-elems"),
