@@ -530,6 +530,14 @@ def test_a_row_holding_only_a_heading_cuts_its_table_and_empty_rows_go() -> None
         "## Protected Attributes\n\n| int | value |\n| --- | --- |\n")
 
 
+def test_headings_that_label_a_tables_columns_stay_its_header_cells() -> None:
+    html = _doc(
+        f"<main><h1>Plans</h1><p>{FILLER}</p><table><thead><tr><th><h4>Feature</h4></th><th><h4>Free</h4></th>"
+        "<th><h4>Pro</h4></th></tr></thead><tbody><tr><td>Seats</td><td>1</td><td>10</td></tr></tbody></table></main>")
+    md = extract_page(html, "https://docs.example.org/plans.html").markdown
+    assert md.endswith("| Feature | Free | Pro |\n| --- | --- | --- |\n| Seats | 1 | 10 |\n")
+
+
 def test_a_caption_goes_before_its_table_which_keeps_its_header_line() -> None:
     html = _doc(
         f"<main><h1>Limits</h1><p>{FILLER}</p>"

@@ -101,14 +101,16 @@ def prepare_main(main, base: str, rules: GeneratorProfile) -> None:
 def _unwrap_sectioning_layout(main) -> None:
     """Turn the lists and tables that lay out sections into plain blocks.
 
-    A list item or a table cell that holds a heading is layout, not an enumeration or data:
-    Javadoc before JDK 17 wraps a class's summaries and details in ``ul.blockList``, gtk-doc puts
-    a page's title in a table cell beside an image, listings wrap each teaser in an item. Kept,
-    whole sections would sit under a bullet or in a cell, where a heading no longer starts a line
-    and chunks lose their heading path. A row that holds nothing but a heading titles the rows
-    after it (Doxygen's member tables): the table is cut there and the heading put between."""
+    A list item or a table cell that holds a heading and more is layout, not an enumeration or
+    data: Javadoc before JDK 17 wraps a class's summaries and details in ``ul.blockList``, gtk-doc
+    puts a page's title in a table cell beside an image, listings wrap each teaser in an item.
+    Kept, whole sections would sit under a bullet or in a cell, where a heading no longer starts
+    a line and chunks lose their heading path. A cell that holds nothing but a heading is a title:
+    alone in its row, it titles the rows after it (Doxygen's member tables) and the table is cut
+    there, the heading put between; beside other cells, it is a column's label and stays text."""
     layouts: set = set()
     title_rows: dict = {}
+    labels = []
     for heading in main.iter(*_HEADINGS):
         nearest = True
         for ancestor in heading.iterancestors():
@@ -123,11 +125,15 @@ def _unwrap_sectioning_layout(main) -> None:
                 table = next(ancestor.iterancestors("table"), None)
                 if table is None or row is None:
                     continue
-                if nearest and _is_title_row(row, ancestor, heading):
+                if not nearest or not _holds_only(ancestor, heading):
+                    layouts.add(table)
+                elif _alone_in_row(row, ancestor):
                     title_rows.setdefault(table, set()).add(row)
                 else:
-                    layouts.add(table)
+                    labels.append(heading)
                 nearest = False
+    for heading in labels:
+        heading.tag = "span"
     for table, rows in title_rows.items():
         if table not in layouts:
             _cut_at_title_rows(table, rows)
@@ -143,13 +149,16 @@ def _unwrap_sectioning_layout(main) -> None:
         layout.tag = "div"
 
 
-def _is_title_row(row, cell, heading) -> bool:
-    """Whether the cell is its row's only cell with content and holds nothing but the heading."""
-    if any(other is not cell and (len(other) or (other.text or "").strip())
-           for other in row if other.tag in ("td", "th")):
-        return False
+def _holds_only(cell, heading) -> bool:
+    """Whether the cell holds nothing but the heading."""
     return (cell.text_content().strip() == heading.text_content().strip()
             and not any(el.tag in ("img", "table", "pre") for el in cell.iter()))
+
+
+def _alone_in_row(row, cell) -> bool:
+    """Whether the cell is its row's only cell with content."""
+    return not any(other is not cell and (len(other) or (other.text or "").strip())
+                   for other in row if other.tag in ("td", "th"))
 
 
 def _cut_at_title_rows(table, titles: set) -> None:
