@@ -22,9 +22,9 @@ if [ "$with_tests" = 1 ]; then
   packages="python-flask-doc python-requests-doc python-scrapy-doc git-doc octave-doc doxygen-doc"
   packages="$packages redis-server chromium"
   dpkg -s $packages >/dev/null 2>&1 || apt_install $packages
-  # JUnit's API (Javadoc), GTK's reference (gtk-doc) and MkDocs' own docs, without the JDK and the
-  # other references they recommend.
-  docs="junit4-doc libgtk-3-doc mkdocs-doc"
+  # JUnit's API (Javadoc), GTK's reference (gtk-doc), MkDocs' own docs and Apache's manual, without
+  # the JDK, the server and the other references they recommend.
+  docs="junit4-doc libgtk-3-doc mkdocs-doc apache2-doc"
   dpkg -s $docs >/dev/null 2>&1 || apt_install --no-install-recommends $docs
 elif ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   # The browser for pages that need JavaScript (render mode auto). A crawl runs without it:

@@ -2,7 +2,9 @@
 Octave's (Texinfo) and Doxygen's own (Doxygen) keep the document's headings and code blocks and lose
 their generator's navigation (through the generic path each lost both); JUnit's API (Javadoc before
 JDK 17) and GTK's reference (gtk-doc) keep their sections' headings at the start of a line, where
-their layout lists and tables had put them under a bullet or in a cell."""
+their layout lists and tables had put them under a bullet or in a cell; Apache's manual (its own
+XSLT: no generator, no main element) is cut to the container it names as its content, where
+trafilatura dropped its headings and broke its code blocks."""
 
 from __future__ import annotations
 
@@ -86,3 +88,15 @@ def test_gtk_doc_reference_keeps_its_title_out_of_a_table(tmp_path: Path) -> Non
     markdown = pages["GtkButton.html"]
     assert markdown.startswith("## GtkButton\n\nGtkButton — A widget that emits a signal when clicked on\n")
     assert "\n## Properties\n\n|" in markdown and "\n## Signals\n\n|" in markdown
+
+
+def test_a_manual_without_a_main_element_keeps_its_headings_and_code(tmp_path: Path) -> None:
+    pages = crawl_manual(Path("/usr/share/doc/apache2-doc/manual"), "en/mod/mod_authnz_fcgi.html",
+                         "en/mod/mod_authnz_fcgi", "apache2-doc", tmp_path)
+    assert set(pages) == {"mod_authnz_fcgi.html"}
+    markdown = pages["mod_authnz_fcgi.html"]
+    assert markdown.startswith("# Apache Module mod\\_authnz\\_fcgi\n")
+    assert "\n## Invocation modes\n" in markdown and "\n## Limitations\n" in markdown
+    assert "\n    ```perl\n    #!/usr/bin/perl\n    use FCGI;\n    my $request = FCGI::Request();\n" in markdown
+    assert "\n```config\nLogLevel info authnz_fcgi:trace8\n```\n" in markdown
+    assert "Apache HTTP Server Version 2.4" not in markdown and "Copyright" not in markdown

@@ -581,3 +581,64 @@ def test_touching_runs_of_the_same_inline_markup_read_as_one() -> None:
     md = extract_page(html, "https://docs.example.org/api.html").markdown
     assert "- **static\\_folder** (*Optional\\[Union\\[str, PathLike\\]\\]*) – the folder.\n" in md
     assert "- *float* *or* *tuple*, and the pattern `*/test/*`\n" in md
+
+
+def _manual_page(content: str, *, head: str = "") -> str:
+    """A hand-made manual page: no main element and no generator, the content in a named div."""
+    return _doc(
+        "<div id='page-header'><p class='menu'><a href='/mod/'>Modules</a> | <a href='/glossary.html'>Glossary</a>"
+        "</p><p class='apache'>Apache HTTP Server Version 2.4</p></div>"
+        "<div id='path'><a href='/'>Apache</a> &gt; <a href='/docs/'>Docs</a></div>"
+        f"<div id='page-content'>{content}</div>"
+        "<div id='footer'><p class='apache'>Copyright 2024 The Apache Software Foundation.</p></div>",
+        head=head)
+
+
+_MANUAL_SECTIONS = (
+    "<h1>Apache Module mod_example</h1><p>" + FILLER + "</p>"
+    "<h2>Invocation modes</h2><p>" + FILLER + "</p>"
+    "<pre class='prettyprint lang-config'>&lt;Location \"/protected/\"&gt;\n  AuthType Basic\n&lt;/Location&gt;</pre>"
+    "<h2>Limitations</h2><p>" + FILLER + "</p><h2>Logging</h2><p>" + FILLER + "</p>")
+
+
+def test_a_page_without_a_main_element_is_cut_to_the_container_it_names_as_its_content() -> None:
+    """trafilatura, the fallback, dropped such a manual's headings and broke its code blocks."""
+    md = extract_page(_manual_page(_MANUAL_SECTIONS), "https://httpd.example.org/mod/mod_example.html").markdown
+    assert md.startswith("# Apache Module mod\\_example\n")
+    assert "\n## Invocation modes\n" in md and "\n## Logging\n" in md
+    assert '```config\n<Location "/protected/">\n  AuthType Basic\n</Location>\n```' in md
+    assert "Glossary" not in md and "Copyright" not in md and "Version 2.4" not in md
+
+
+def test_a_named_container_is_taken_only_for_a_document_holding_most_of_the_text() -> None:
+    from harvester.extract.main_element import named_container
+
+    def container(html: str):
+        root = extract_mod.parse_html(html)
+        found = named_container(root)
+        return None if found is None else found.get("id") or found.get("class")
+
+    assert container(_manual_page(_MANUAL_SECTIONS)) == "page-content"
+    # The innermost named container that holds most of the text.
+    assert container(_manual_page(f"<div class='post-content'>{_MANUAL_SECTIONS}</div>")) == "post-content"
+    # A story without code whose subheadings head link lists (a sidebar's widgets) is left to trafilatura.
+    widgets = "".join(f"<h3>Upcoming events {i}</h3><ul><li><a href='/e{i}'>Event {i}</a></li></ul>" for i in range(4))
+    assert container(_manual_page(f"<p>{FILLER * 3}</p>{widgets}")) is None
+    # A container with a minority of the text, or named for what sits beside the content.
+    assert container(_doc(f"<div id='content'><p>{FILLER}</p><pre>x = 1</pre></div><div><p>{FILLER * 4}</p></div>")) \
+        is None
+    assert container(_doc(f"<div class='sidebar-content'><p>{FILLER * 3}</p><pre>x = 1</pre></div>")) is None
+
+
+def test_an_article_without_a_main_element_keeps_the_article_fallback() -> None:
+    """News and blog pages keep trafilatura, which tells their related-story boxes from the story."""
+    article_head = "<meta property='og:type' content='article'>"
+    calls = []
+    original = extract_mod._trafilatura
+    try:
+        extract_mod._trafilatura = lambda doc, url: calls.append(url) or original(doc, url)
+        extract_page(_manual_page(_MANUAL_SECTIONS, head=article_head), "https://news.example.org/story.html")
+        extract_page(_manual_page(_MANUAL_SECTIONS), "https://httpd.example.org/mod/mod_example.html")
+    finally:
+        extract_mod._trafilatura = original
+    assert calls == ["https://news.example.org/story.html"]

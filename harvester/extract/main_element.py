@@ -2,6 +2,7 @@
 matches, else the generic candidates of a page no profile names one for."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["Scan", "first_with_text", "generic_candidates", "has_text", "scan_document"]
+__all__ = ["Scan", "first_with_text", "generic_candidates", "has_text", "named_container", "scan_document"]
 
 _UNTRUSTED_RANK = 10
 
@@ -90,3 +91,66 @@ def _main_rank(el, articles: int) -> int | None:
     if el.get("role") == "main":
         return _UNTRUSTED_RANK + 2
     return None
+
+
+# A container's id or class says it holds the content ("page-content", "mainContent", "entry")...
+_CONTENT_NAMES = frozenset({"content", "article", "post", "entry", "story"})
+# ...unless it also names something beside the content.
+_ASIDE_NAMES = frozenset({
+    "comment", "comments", "sidebar", "nav", "navigation", "menu", "header", "footer", "related", "share",
+    "social", "widget", "promo", "banner", "toc", "breadcrumb", "breadcrumbs",
+})
+_NAME_PARTS = re.compile(r"[-_\s]+|(?<=[a-z])(?=[A-Z])")
+# The container holds at least this share of the page's text outside links.
+_CONTAINER_SHARE = 0.7
+# Subheadings, each followed by a paragraph of this much prose, that make a container's page a
+# document rather than a story.
+_DOCUMENT_HEADINGS = 3
+_SECTION_PROSE = 80
+
+
+def named_container(root: HtmlElement) -> HtmlElement | None:
+    """The element a page without a main element names as its content, when the page is a document.
+
+    Hand-made and old documentation (Apache's manual, product help written in a CMS) marks its
+    content with a name, not with ``main``. The innermost ``div`` or ``section`` whose id or class
+    says "content" and that holds most of the page's text outside links is taken, when it holds
+    code or several subheadings: trafilatura, the fallback, loses those (it dropped the
+    headings and broke the code blocks of Apache's manual). News and blog pages keep trafilatura,
+    which tells their related-story and subscription boxes from the story better."""
+    body = root.find("body")
+    if body is None:
+        return None
+    whole = _prose_length(body)
+    if not whole:
+        return None
+    found = None
+    for el in body.iter("div", "section"):
+        parts = {part.lower() for part in _NAME_PARTS.split(f"{el.get('id') or ''} {el.get('class') or ''}") if part}
+        if parts.isdisjoint(_CONTENT_NAMES) or not parts.isdisjoint(_ASIDE_NAMES):
+            continue
+        if (found is None or found in el.iterancestors()) and _prose_length(el) >= _CONTAINER_SHARE * whole:
+            found = el
+    if found is None or (found.find(".//pre") is None and _prose_sections(found) < _DOCUMENT_HEADINGS):
+        return None
+    return found
+
+
+def _prose_sections(el: HtmlElement) -> int:
+    """Subheadings followed by a paragraph of prose: a widget's heading is followed by links."""
+    count = 0
+    for heading in el.iter("h2", "h3", "h4"):
+        following = heading.getnext()
+        if following is not None and following.tag == "p" and _prose_length(following) >= _SECTION_PROSE:
+            count += 1
+    return count
+
+
+def _prose_length(el: HtmlElement) -> int:
+    """Characters of the element's text, outside links and scripts and not counting spaces."""
+    skipped = sum(_visible_chars(inner) for inner in el.iter("a", "script", "style"))
+    return max(0, _visible_chars(el) - skipped)
+
+
+def _visible_chars(el: HtmlElement) -> int:
+    return sum(len("".join(text.split())) for text in el.itertext())

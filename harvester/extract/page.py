@@ -58,7 +58,12 @@ from harvester.extract.article import (
 from harvester.extract.cleaning import DROP_TAGS, absolutize_links, prepare_main
 from harvester.extract.converters import DEFAULT_CONVERTER, get_converter
 from harvester.extract.converters.conventions import tidy_markdown, visible_text
-from harvester.extract.main_element import first_with_text, generic_candidates, scan_document
+from harvester.extract.main_element import (
+    first_with_text,
+    generic_candidates,
+    named_container,
+    scan_document,
+)
 from harvester.extract.metadata import (
     base_url,
     element_headings,
@@ -152,11 +157,15 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
         meta["breadcrumbs"] = scanned_breadcrumbs(sc)
         if template is not None and template(root):
             sc = scan_document(root)  # candidates may have gone with the template
-        candidates = generic_candidates(sc)
+        candidates = list(generic_candidates(sc))
 
     rules = profile or GENERIC
     article = rules is GENERIC and content_xpath is None
     links = article and declares_article(root, meta.get("published"))
+    if not candidates and not links:
+        container = named_container(root)
+        if container is not None:
+            candidates = [(container, False)]
     for main, trusted in candidates:
         if article:
             narrow_article(main)
