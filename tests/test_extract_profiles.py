@@ -898,6 +898,25 @@ def _debian_page(package: str, name: str) -> str:
         return fh.read()
 
 
+def test_djangos_theme_keeps_its_header_navigation_and_footer_out() -> None:
+    """Django's own Sphinx theme lays the page out on a YUI grid inside div.document."""
+    html = _html(
+        '<div class="document"><div id="custom-doc" class="yui-t6"><div id="hd">'
+        '<h1><a href="../../index.html">Django 3.2 documentation</a></h1><div id="global-nav">'
+        '<a href="../../index.html">Home</a> | <a href="../../contents.html">Table of contents</a></div>'
+        '<div class="nav">&laquo; <a href="models.html">previous</a> | <a href="../index.html">up</a> | '
+        '<a href="aggregation.html">next</a> &raquo;</div></div><div id="bd"><div id="yui-main"><div class="yui-b">'
+        '<div class="yui-g" id="topics-db-queries"><div class="section" id="s-making-queries">'
+        f'<h1>Making queries<a class="headerlink" href="#making-queries">¶</a></h1><p>{PROSE}</p></div></div>'
+        '</div></div><div class="yui-b" id="sidebar"><div class="sphinxsidebar"><h3>Browse</h3><ul><li>'
+        '<a href="models.html">Prev: Models</a></li></ul></div></div></div><div id="ft"><div class="nav">'
+        '<a href="models.html">previous</a> | <a href="aggregation.html">next</a></div></div></div></div>',
+        head='<script src="../../_static/documentation_options.js"></script>', title="Making queries")
+    page = _extract(html, "https://docs.example.org/topics/db/queries.html")
+    assert page.generator == "sphinx"
+    assert page.markdown == f"# Making queries\n\n{PROSE}\n"
+
+
 def test_real_flask_pallets_theme() -> None:
     page = extract_page(_debian_page("flask", "api.html"), "http://127.0.0.1:18300/api.html")
     md = page.markdown

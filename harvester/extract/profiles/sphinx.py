@@ -110,9 +110,10 @@ BASIC = GeneratorProfile(
     writes_pages_whole=True,
     generators=("sphinx",),
     # basic layout: div.body[role=main] inside documentwrapper/bodywrapper;
-    # some themes drop the role, very old ones only have div.document.
+    # some themes drop the role, very old ones only have div.document. Django's own theme lays its
+    # page out on a YUI grid inside div.document, the header, its navigation and the footer with it.
     main=("div.body[role=main]", "div.bodywrapper div.body", "div.documentwrapper div.body",
-          "div[role=main]", "div.document"),
+          "div[role=main]", "div#yui-main div.yui-g", "div.document"),
     noise=_NOISE,
     breadcrumbs=("div.related[role=navigation] > ul", "div.related > ul"),
     pager=("div.related", "p.topless", "nav#rellinks", "div.sphinxsidebar div.relations"),
