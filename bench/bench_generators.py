@@ -56,7 +56,7 @@ SITES: dict[str, tuple[str, ...]] = {
                "MkDocs, built-in theme, no generator meta"),
     "rust-book": ("rust-doc", "/usr/share/doc/rust-doc/html/book", "main", "mdBook"),
     "rust-std": ("rust-doc", "/usr/share/doc/rust-doc/html/std", "section#main-content", "rustdoc",
-                 "span.rightside, div.rightside, span.out-of-band, a.test-arrow"),
+                 "span.rightside, div.rightside, span.out-of-band, a.test-arrow, span.notable-traits, summary.hideme"),
     "junit": ("junit4-doc", "/usr/share/doc/junit4/api", "main", "Javadoc (JDK 11 layout)"),
     "doxygen": ("doxygen-doc", "/usr/share/doc/doxygen/html", "div.contents", "Doxygen"),
     "git": ("git-doc", "/usr/share/doc/git-doc", "div#header, div#content", "AsciiDoc"),
