@@ -100,7 +100,9 @@ def test_robots_disallow_and_crawl_delay_are_obeyed(tmp_path):
     assert all(h.user_agent.startswith("Harvester/") for h in hits)
     pages = [h.time for h in hits if h.path != "/robots.txt"]
     gaps = [b - a for a, b in itertools.pairwise(pages)]
-    assert len(gaps) == 3 and min(gaps) >= 0.95, gaps
+    # Arrivals jitter on a loaded machine (a late arrival shortens the next gap): each gap is well
+    # above no delay, and the three together hold three delays.
+    assert len(gaps) == 3 and min(gaps) >= 0.8 and sum(gaps) >= 2.85, gaps
     assert result.report["skipped"]["robots_forbidden"] == [server.url + "docs/private/secret.html"]
 
 

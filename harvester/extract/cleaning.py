@@ -101,8 +101,8 @@ def prepare_main(main, base: str, rules: GeneratorProfile) -> None:
 def _unwrap_sectioning_layout(main) -> None:
     """Turn the lists and tables that lay out sections into plain blocks.
 
-    A list item or a table cell that holds a heading and more is layout, not an enumeration or
-    data: Javadoc before JDK 17 wraps a class's summaries and details in ``ul.blockList``, gtk-doc
+    A list item that holds a heading, or a table cell that holds a heading and more, is layout,
+    not an enumeration or data: Javadoc before JDK 17 wraps a class's summaries and details in ``ul.blockList``, gtk-doc
     puts a page's title in a table cell beside an image, listings wrap each teaser in an item.
     Kept, whole sections would sit under a bullet or in a cell, where a heading no longer starts
     a line and chunks lose their heading path. A cell that holds nothing but a heading is a title:
