@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
@@ -88,6 +89,33 @@ def test_docs_links_written_in_utf_8_are_followed(tmp_path, start):
         result = crawl("docs", server.url + start, tmp_path)
     assert result.returncode == 0, result.output[-3000:]
     assert page_paths(result, server) == [f"/docs/funci%C3%B3n/{name}.html" for name in ("a", "b", "c")]
+
+
+def _manual_page(title: str, links: str) -> str:
+    """A hand-made manual's page: no main element, no generator's pager or sidebar markup."""
+    prose = f"{title} explains one part of the server's configuration, with its directives and examples. " * 4
+    return (f"<html><head><title>{title}</title></head><body><div id='page-header'><a href='/'>Home</a></div>"
+            f"<div id='page-content'><h1>{title}</h1><p>{prose}</p><div class='links'>{links}</div></div></body></html>")
+
+
+def test_the_docs_spider_follows_every_link_of_a_page_with_no_navigation_it_knows(tmp_path):
+    routes = {
+        "/manual/": Route(_manual_page("Manual", "<a href='install.html'>Install</a> <a href='mod/'>Modules</a>"
+                                                 " <a href='/elsewhere/page.html'>Elsewhere</a>")),
+        "/manual/install.html": Route(_manual_page("Install", "<a href='upgrading.html'>Upgrading</a>")),
+        "/manual/upgrading.html": Route(_manual_page("Upgrading", "<a href='index.html'>Back</a>")),
+        "/manual/mod/": Route(_manual_page("Modules", "<a href='core.html'>core</a>")),
+        "/manual/mod/core.html": Route(_manual_page("Core", "")),
+        "/elsewhere/page.html": Route(_manual_page("Elsewhere", "")),
+    }
+    with SiteServer(routes=routes) as server:
+        result = crawl("docs", server.url + "manual/", tmp_path)
+    assert result.returncode == 0, result.output[-3000:]
+    assert page_paths(result, server) == ["/manual/", "/manual/install.html", "/manual/mod/", "/manual/mod/core.html",
+                                          "/manual/upgrading.html"]
+    # Scrapy's closing stats, in the log: the fallback is what scheduled them.
+    assert int(re.search(r"'harvester/docs/body_links': (\d+)", result.output).group(1)) >= 4
+    assert "'harvester/docs/content_links'" not in result.output
 
 
 def test_robots_disallow_and_crawl_delay_are_obeyed(tmp_path):

@@ -43,6 +43,19 @@ def test_docs_spider_follows_pager_and_sidebar_inside_prefix_once():
     assert set(again) <= {BASE + "docs/missing.html"}
 
 
+def test_docs_spider_follows_the_body_only_where_it_knows_no_navigation():
+    spider = make_spider(DocsSpider, start=BASE + "manual/")
+    plain = ("<html><body><div id='top'><a href='/manual/'>Manual</a></div><div id='page-content'>"
+             "<p>Read <a href='install.html'>the install guide</a>.</p></div>"
+             "<div id='footer'><a href='/blog/'>Blog</a></div></body></html>")
+    urls = [r.url for r in spider.parse(html_response(BASE + "manual/", plain))]
+    assert urls == [BASE + "manual/", BASE + "manual/install.html"]  # /blog/ is outside the prefix
+    # A page with a recognised content element keeps to it: its footer's links are not followed.
+    known = plain.replace("id='page-content'", "role='main'").replace("/blog/", "/manual/footer.html")
+    urls = [r.url for r in spider.parse(html_response(BASE + "manual/a.html", known))]
+    assert BASE + "manual/footer.html" not in urls
+
+
 def test_arguments_become_settings():
     spider = make_spider(DocsSpider, start=BASE, max_pages="3", collection="mydocs", content_selector="div#wiki")
     assert spider.settings.getint("HARVESTER_MAX_PAGES") == 3

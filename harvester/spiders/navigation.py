@@ -167,9 +167,22 @@ def content_links(page: Selector, classes: set[str] | None = None) -> list[str]:
     return _hrefs(page, _CONTENT, classes)
 
 
+_BODY_LINKS = etree.XPath("//body//a/@href")
+
+
+def body_links(page: Selector) -> list[str]:
+    """The raw ``href``s of every link in the page's body: the docs spider's last resort on a page
+    where no pager, table of contents or content element is recognised (a hand-made manual)."""
+    return _unique_hrefs(_BODY_LINKS(page.root))
+
+
 def _hrefs(page: Selector, hrefs: _HrefXPath, classes: set[str] | None) -> list[str]:
+    return _unique_hrefs(hrefs(page.root, page_classes(page) if classes is None else classes))
+
+
+def _unique_hrefs(found) -> list[str]:
     seen: dict[str, None] = {}
-    for href in hrefs(page.root, page_classes(page) if classes is None else classes):
+    for href in found:
         href = href.strip()
         if href and not href.startswith(("#", "javascript:", "mailto:")):
             seen.setdefault(href, None)
