@@ -9,7 +9,13 @@ from scrapy.http import HtmlResponse, Response
 
 from harvester.report.cpu import cpu_stage
 from harvester.spiders._base import HarvesterSpider, page_selector
-from harvester.spiders.navigation import body_links, content_links, page_classes, pager_links, toc_links
+from harvester.spiders.navigation import (
+    body_links,
+    content_links,
+    page_classes,
+    pager_links,
+    toc_links,
+)
 
 if TYPE_CHECKING:
     import scrapy
