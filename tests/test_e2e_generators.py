@@ -100,3 +100,4 @@ def test_a_manual_without_a_main_element_keeps_its_headings_and_code(tmp_path: P
     assert "\n    ```perl\n    #!/usr/bin/perl\n    use FCGI;\n    my $request = FCGI::Request();\n" in markdown
     assert "\n```config\nLogLevel info authnz_fcgi:trace8\n```\n" in markdown
     assert "Apache HTTP Server Version 2.4" not in markdown and "Copyright" not in markdown
+    assert "down.gif" not in markdown  # the bullets of its lists of topics, images with an empty alt

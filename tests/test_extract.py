@@ -642,3 +642,15 @@ def test_an_article_without_a_main_element_keeps_the_article_fallback() -> None:
     finally:
         extract_mod._trafilatura = original
     assert calls == ["https://news.example.org/story.html"]
+
+
+def test_images_with_an_empty_alt_are_decorative_and_go() -> None:
+    html = _doc(
+        f"<main><h1>Topics</h1><p>{FILLER}</p><ul><li><img alt='' src='/images/down.gif'> "
+        "<a href='#modes'>Invocation modes</a></li></ul>"
+        "<p><img alt='The initial layout' src='/img/layout.png'></p><p><img src='/img/unlabelled.png'></p></main>")
+    md = extract_page(html, "https://docs.example.org/topics.html").markdown
+    assert "- [Invocation modes](https://docs.example.org/topics.html#modes)\n" in md
+    assert "down.gif" not in md
+    assert "![The initial layout](https://docs.example.org/img/layout.png)" in md
+    assert "![](https://docs.example.org/img/unlabelled.png)" in md  # no alt at all: not said to be decorative

@@ -284,8 +284,8 @@ def _is_data_table(table) -> bool:
 
 def _clean(main) -> None:
     """Drop generic chrome from the main element in place (text tails are
-    kept): elements that never hold text, heading-less header/footer/aside,
-    landmark roles, cookie banners and edit links."""
+    kept): elements that never hold text, decorative images, heading-less
+    header/footer/aside, landmark roles, cookie banners and edit links."""
     doomed = []
     for el in main.iter():
         tag = el.tag
@@ -294,6 +294,9 @@ def _clean(main) -> None:
             continue
         if tag in DROP_TAGS:
             doomed.append(el)
+            continue
+        if tag == "img" and el.get("alt") is not None and not el.get("alt").strip():
+            doomed.append(el)  # an empty alt marks the image decorative: a bullet, a spacer, an icon
             continue
         # Docusaurus keeps the h1 in a <header>: only heading-less ones are chrome.
         if (tag in ("header", "footer", "aside") and not _HEADING_XPATH(el)
