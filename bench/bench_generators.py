@@ -36,6 +36,7 @@ from pathlib import Path
 
 import lxml.html
 
+from bench.bench_extraction import pctl
 from harvester.extract.page import NoContent, extract_page
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,11 +130,6 @@ def measure(html: bytes, url: str, selector: str, chrome: str = "") -> dict | No
     }
 
 
-def pctl(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def run_site(name: str, pages: int) -> dict | None:
     package, root, selector, built_by, *rest = SITES[name]
     chrome = rest[0] if rest else ""
@@ -158,9 +154,9 @@ def run_site(name: str, pages: int) -> dict | None:
         "package": package, "built_by": built_by, "reference": selector, "pages": len(rows),
         "profile": profiles.most_common(1)[0][0], "profile_share": sum(1 for r in rows if r["generator"]) / len(rows),
         "recall_median": statistics.median(r["recall"] for r in rows),
-        "recall_p10": pctl([r["recall"] for r in rows], 0.1),
+        "recall_p10": pctl([r["recall"] for r in rows], 10),
         "precision_median": statistics.median(r["precision"] for r in rows),
-        "precision_p10": pctl([r["precision"] for r in rows], 0.1),
+        "precision_p10": pctl([r["precision"] for r in rows], 10),
         "headings_equal": sum(r["headings_equal"] for r in rows) / len(rows),
         "code_equal": sum(r["code_equal"] for r in rows) / len(rows),
         "cpu_ms_median": statistics.median(r["cpu_ms"] for r in rows),

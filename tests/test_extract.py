@@ -630,17 +630,14 @@ def test_a_named_container_is_taken_only_for_a_document_holding_most_of_the_text
     assert container(_doc(f"<div class='sidebar-content'><p>{FILLER * 3}</p><pre>x = 1</pre></div>")) is None
 
 
-def test_an_article_without_a_main_element_keeps_the_article_fallback() -> None:
+def test_an_article_without_a_main_element_keeps_the_article_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     """News and blog pages keep trafilatura, which tells their related-story boxes from the story."""
     article_head = "<meta property='og:type' content='article'>"
     calls = []
     original = extract_mod._trafilatura
-    try:
-        extract_mod._trafilatura = lambda doc, url: calls.append(url) or original(doc, url)
-        extract_page(_manual_page(_MANUAL_SECTIONS, head=article_head), "https://news.example.org/story.html")
-        extract_page(_manual_page(_MANUAL_SECTIONS), "https://httpd.example.org/mod/mod_example.html")
-    finally:
-        extract_mod._trafilatura = original
+    monkeypatch.setattr(extract_mod, "_trafilatura", lambda doc, url: calls.append(url) or original(doc, url))
+    extract_page(_manual_page(_MANUAL_SECTIONS, head=article_head), "https://news.example.org/story.html")
+    extract_page(_manual_page(_MANUAL_SECTIONS), "https://httpd.example.org/mod/mod_example.html")
     assert calls == ["https://news.example.org/story.html"]
 
 

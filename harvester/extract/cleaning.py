@@ -213,7 +213,7 @@ def _tidy_tables(main) -> None:
     header line, and with it their being tables at all). Rows with nothing in them are spacers
     (Doxygen's separators): as Markdown they would be rows of empty cells."""
     for row in list(main.iter("tr")):
-        if not row.text_content().strip() and next(row.iter("img", "input", "svg"), None) is None:
+        if not row.text_content().strip() and next(row.iter("img"), None) is None:
             remove_keep_tail(row)
     for caption in list(main.iter("caption")):
         table = caption.getparent()
