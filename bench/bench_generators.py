@@ -36,10 +36,12 @@ from pathlib import Path
 
 import lxml.html
 
+REPO = Path(__file__).resolve().parent.parent
+# Appended, not prepended: a PYTHONPATH naming another checkout measures that checkout's extraction.
+sys.path.append(str(REPO))
+
 from bench.bench_extraction import pctl
 from harvester.extract.page import NoContent, extract_page
-
-REPO = Path(__file__).resolve().parent.parent
 
 # name: (Debian package, root, reference selector, what built it[, chrome inside the reference])
 SITES: dict[str, tuple[str, ...]] = {
