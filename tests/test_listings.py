@@ -182,6 +182,25 @@ def test_a_docs_generator_that_writes_pages_whole_keeps_its_indexes() -> None:
     assert classify_page(HC_SECTION, extracted_chars=1000, generator="docusaurus").type is PageType.LISTING
 
 
+def overlay_entry(n: int) -> str:
+    """A card whose heading is no link: an empty link named by aria-label lies over the card (Hugo
+    PaperMod's post list, Bootstrap's stretched-link)."""
+    return (f'<article class="post-entry"><header class="entry-header"><h2>How we made start-up {n}x faster</h2>'
+            f'</header><div class="entry-content"><p>{excerpt(n, 400)}</p></div>'
+            f'<footer class="entry-footer"><span>March {n + 1}, 2024</span> · 7 min · Jane Doe</footer>'
+            f'<a class="entry-link" aria-label="post link to How we made start-up {n}x faster" '
+            f'href="/posts/start-up-{n}/"></a></article>')
+
+
+def test_cards_under_a_stretched_link_are_entries() -> None:
+    posts = page('<main class="main"><header class="page-header"><h1>Posts</h1></header>'
+                 + "".join(overlay_entry(n) for n in range(5)) + "</main>", title="Posts | Example blog")
+    assert classify_page(posts, extracted_chars=1000, url=f"{SITE}/posts/").type is PageType.LISTING
+    # Without its name the empty link is an icon's, and the cards hold no link to a page.
+    unnamed = posts.replace('aria-label="post link to', 'data-x="')
+    assert classify_page(unnamed, extracted_chars=1000, url=f"{SITE}/posts/").type is PageType.CONTENT
+
+
 def test_long_items_are_posts_not_entries() -> None:
     """A front page that shows whole posts holds their text: it is content, as before."""
     whole = page("<main><h1>Example blog</h1>" + "".join(post_entry(n, 1500) for n in range(5)) + "</main>")

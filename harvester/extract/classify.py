@@ -71,10 +71,10 @@ NAV_ONLY_TEXT = 80
 # A search page keeps at most this much extracted text (a title, a hint, a form).
 SEARCH_TEXT = 600
 # A listing: at least this many items (links to pages of the site), or LISTING_HINTED_ITEMS with
-# pagination, an archive title, a collection schema or a breadcrumb trail; at most LISTING_OWN_TEXT characters of main
-# content outside the items (a title, a one-line description, an author's short bio), ARTICLE_OWN_TEXT
-# when the page's h1 heads an <article> of its own (a short post followed by related posts); and
-# items holding at least twice that text.
+# pagination, an archive title, a collection schema, a breadcrumb trail or og:type "website"; at
+# most LISTING_OWN_TEXT characters of main content outside the items (a title, a one-line
+# description, an author's short bio), ARTICLE_OWN_TEXT when the page's h1 heads an <article> of
+# its own (a short post followed by related posts); and items holding at least twice that text.
 LISTING_ITEMS = 4
 LISTING_HINTED_ITEMS = 2
 LISTING_OWN_TEXT = 400
@@ -256,7 +256,7 @@ class Signals:
     listing_items: int = 0  # the pages they link to
     listing_item_chars: int = 0
     listing_own_chars: int = 0  # the main content's text outside them (counted up to what decides)
-    listing_hints: tuple[str, ...] = ()  # "pagination", "archive_title", "collection_schema", "breadcrumb"
+    listing_hints: tuple[str, ...] = ()  # "pagination", "archive_title", "collection_schema", "breadcrumb", "og_website"
     article_h1: bool = False  # the h1 heads an <article> that is not one of the items
 
     @property
@@ -327,6 +327,7 @@ class Signals:
                 ("archive_title", lambda: bool(_ARCHIVE_TITLE.search(h1) or _ARCHIVE_TITLE.search(title))),
                 ("collection_schema", lambda: _collection_schema(doc, json_ld)),
                 ("breadcrumb", lambda: bool(_BREADCRUMB(doc)) or any("BreadcrumbList" in text for text in json_ld)),
+                ("og_website", lambda: _OG_WEBSITE(doc)),
             ) if found()]
         return cls(
             title=title, h1=h1, text=text, text_chars=len(text),
@@ -517,7 +518,7 @@ def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[lxml.html.Htm
         looked += 1
         if looked > LISTING_LINKS:
             break
-        if len(link.text_content().strip()) < 3:
+        if len(link.text_content().strip()) < 3 and not _is_card_overlay(link):
             continue  # an image link, a pager's number
         if _in_navigation(link.getparent(), region, navigation):
             continue
@@ -603,9 +604,20 @@ def _item_chars(member: lxml.html.HtmlElement, title: lxml.html.HtmlElement) -> 
     chars = len(" ".join(raw.split()))
     if chars > ITEM_TEXT or not chars:
         return 0
-    if member is title or len(_text(title)) * 5 >= chars or next(title.iter(*_HEADINGS), None) is not None:
+    if member is title or len(_text(title)) * 5 >= chars or next(title.iter(*_HEADINGS), None) is not None \
+            or _is_card_overlay(title):
         return chars
     return chars if any(el.tag in _HEADINGS for el in _ancestors_within(title, member)) else 0
+
+
+def _is_card_overlay(link: lxml.html.HtmlElement) -> bool:
+    """A link with no text but a name (``aria-label`` or ``title``) beside a heading: a card's
+    "stretched link", laid by CSS over the whole card so that the heading itself is no link
+    (Bootstrap's ``stretched-link``, Hugo PaperMod's ``entry-link``)."""
+    if link.text_content().strip() or not (link.get("aria-label") or link.get("title") or "").strip():
+        return False
+    parent = link.getparent()
+    return parent is not None and next(parent.iter(*_HEADINGS), None) is not None
 
 
 def _ancestors_within(el: lxml.html.HtmlElement, top: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
@@ -658,7 +670,7 @@ def _collection_schema(doc: lxml.html.HtmlElement, json_ld: list[str]) -> bool:
     return any(_COLLECTION_TYPE.search(text) for text in json_ld) or bool(_COLLECTION_ITEMTYPE(doc))
 
 
-_ITEM_DEPTH = 5  # an item's title link sits at most this deep in it (article > div > header > h2 > a)
+_ITEM_DEPTH = 7  # an item's title link sits at most this deep in it (div > article > div > div > div > h1 > a: utility-class themes nest deep)
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _CARD_BLOCKS = (*_HEADINGS, "div", "p", "article", "section", "li")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
@@ -676,6 +688,9 @@ _ARCHIVE_TITLE = re.compile(
     r"|\b(archives?|page \d+( of \d+)?)\s*($|[|\-\u2013\u2014:\u00b7])",
     re.IGNORECASE,
 )
+# Blog engines and their SEO plugins (Hugo's and Jekyll's Open Graph templates, Yoast) give a post
+# og:type "article" and every other page, a home, a tag or a section page, "website".
+_OG_WEBSITE = etree.XPath("boolean(//meta[@property='og:type' and normalize-space(@content)='website'])")
 # A help centre's category and section pages sit under a trail (Home > Category > Section).
 _BREADCRUMB = etree.XPath(
     "boolean(//*[contains(translate(@class, 'B', 'b'), 'breadcrumb') or contains(translate(@id, 'B', 'b'), "
