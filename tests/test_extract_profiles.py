@@ -765,7 +765,6 @@ def test_javadoc_before_jdk17_lays_out_sections_in_lists() -> None:
     ("makeinfo", "texinfo"),
     ("texi2any", "texinfo"),
     ("Doxygen 1.9.4", "doxygen"),
-    ("Hugo 0.125.4", "hugo"),
     ("rustdoc", "rustdoc"),
     ("javadoc/ClassWriterImpl", "javadoc"),
     ("sphinx-7.2.6, furo 2024.01.29", "sphinx-furo"),
@@ -792,6 +791,14 @@ def test_detect_by_dom_markers_and_unknown() -> None:
     assert _detect(_html("<div id='header'><h1>T</h1></div><div id='content'><p>x</p></div>"
                          "<div id='footer'><div id='footer-text'>Last updated</div></div>")) == "asciidoc"
     assert _detect(_html("<main><p>x</p></main>", generator="WordPress 6.5")) is None
+    # Hugo's meta is on every Hugo site, most of them blogs: only its documentation themes are "hugo".
+    assert _detect(_html("<main class='main'><article class='post-single'><p>x</p></article></main>",
+                         generator="Hugo 0.125.4")) is None
+    for theme in ("<article class='markdown book-article'><p>x</p></article>",
+                  "<main class='gdoc-page'><article class='gdoc-markdown'><p>x</p></article></main>",
+                  "<div id='body-inner'><p>x</p></div>", "<div id='R-body-inner'><p>x</p></div>"):
+        assert _detect(_html(theme, generator="Hugo 0.125.4")) == "hugo"
+        assert _detect(_html(theme)) is None
     assert _detect(_html("<main><p>x</p></main>")) is None
 
 

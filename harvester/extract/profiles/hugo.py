@@ -2,7 +2,8 @@
 "hugo" profile, hugo-book, Geekdoc and Learn/Relearn.
 
 Hugo writes ``<meta name="generator" content="Hugo 0.125.4">`` through
-``hugo.Generator``, which these themes include.
+``hugo.Generator``, which these themes include; the plain profile also needs one of its themes'
+markers, since the same meta is on every Hugo blog.
 """
 from __future__ import annotations
 
@@ -15,7 +16,11 @@ def _is_docsy(v: PageView) -> bool:
 
 
 def _is_hugo(v: PageView) -> bool:
-    return v.generated_by("hugo")
+    # Most Hugo sites are blogs (PaperMod, Ananke): they take the generic path, whose listings and
+    # articles are a blog's; only the documentation themes' pages are pages of a manual.
+    return v.generated_by("hugo") and (
+        v.has_class("book-article", "book-page", "book-menu", "gdoc-markdown", "gdoc-page")
+        or v.has_id("body-inner", "R-body-inner"))
 
 
 DOCSY = GeneratorProfile(
