@@ -260,6 +260,37 @@ def test_an_article_page_leaves_out_the_labels_around_its_story() -> None:
         assert label not in md
 
 
+# A how-to post told in lists and code more than in paragraphs, under a byline in plain blocks
+# (Hugo's Ananke theme), with a step whose sub-list is links.
+STEPS = f"""<!doctype html><html><head><title>Release day</title>
+<meta property="og:type" content="article"></head><body><main><article><header>
+<h1>Release day</h1><p class="tracked">By <strong>Jane Doe</strong></p>
+<time datetime="2024-03-12">March 12, 2024</time><span> - 6 minutes read </span></header>
+<div class="nested-copy"><p>{PARA}</p><ol>
+<li><p><strong>Lock down the CI:</strong></p><ul><li>Lock down the CI to prevent public access to the
+ CI machines, and ping a member of the admins team so that they know.</li></ul></li>
+<li><p><strong>Notify the community:</strong></p><ul><li>Notify the community that the release is out:
+ <ul><li>Slack: <code>#social</code></li><li><a href="https://github.com/acme/docker/issues">docker</a></li>
+ <li><a href="https://github.com/acme/build/issues">build-wg</a></li>
+ <li>Email: notify <a href="https://groups.example.org/sec">the security group</a></li></ul></li></ul></li>
+</ol><pre><code>git tag -s v1.2.3 -m "Release 1.2.3"
+git push origin v1.2.3
+make release VERSION=1.2.3 SIGN=yes UPLOAD=yes</code></pre>
+<ul><li>Verify the CI is green on every release proposal before the tag is pushed.</li>
+<li>Follow the release process to the letter, and write down what went wrong.</li></ul>
+</div></article></main></body></html>"""
+
+
+def test_a_how_to_post_loses_its_byline_and_keeps_its_steps_links() -> None:
+    md = extract_page(STEPS, "http://127.0.0.1:18300/posts/release-day/").markdown
+    assert md.startswith("Generators are lazy")  # no title, byline, date or reading time
+    for label in ("Jane Doe", "March 12", "minutes read"):
+        assert label not in md
+    # A step's sub-list of links is part of the step, not a block of related links.
+    assert "[docker](https://github.com/acme/docker/issues)" in md and "Slack: `#social`" in md
+    assert "notify [the security group]" in md and "git push origin v1.2.3" in md
+
+
 # A news story's photos the way news themes write them: a lead photo whose alt text repeats its caption
 # and credit, a photo inside the text, and a figure that holds a code listing (a developer blog's).
 PHOTOS = f"""<!doctype html><html><head><title>Harbour crane</title>

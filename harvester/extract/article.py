@@ -336,6 +336,8 @@ def prune_link_blocks(main: HtmlElement) -> None:
             if (promo or strung) and total < _STORY_PARAGRAPH:
                 doomed.append(el)
             continue
+        if el.tag in ("ul", "ol", "dl") and el.getparent() is not None and el.getparent().tag in ("li", "dd"):
+            continue  # a list's sub-list is part of its item (the steps' links); a menu goes as a whole
         if (total and links[el] >= _MIN_LINKS and linked[el] >= total * _LINK_SHARE
                 and total - linked[el] <= plain_total * _MAX_PLAIN_SHARE and not _holds_title(el)):
             doomed.append(el)
@@ -401,7 +403,7 @@ _DATE = re.compile(
 _DATED_LABEL = 160
 _NOTE_CHARS = 300
 _LINKED_LIST = 0.3
-# Share of the element's text its paragraphs must hold: a story told in bare divs has no edges to trim.
+# Share of the element's text its written blocks must hold: a story told in bare divs has no edges to trim.
 _PARAGRAPH_SHARE = 0.5
 
 
@@ -417,7 +419,7 @@ def trim_article_edges(main: HtmlElement) -> None:
     paragraphs = [(p, len(p.text_content().strip())) for p in main.iter("p")]
     story = [p for p, length in paragraphs if (length >= _STORY_PARAGRAPH or (
         length > _EDGE_LABEL and p.text_content().rstrip().endswith(_SENTENCE_END))) and _link_density(p) < _LINK_SHARE]
-    if not story or sum(length for _, length in paragraphs) < _PARAGRAPH_SHARE * _shown_len(main):
+    if not story or _written_in_blocks(main) < _PARAGRAPH_SHARE * _shown_len(main):
         return
     first = order[story[0]]
     last_el = story[-1]
@@ -445,6 +447,20 @@ def trim_article_edges(main: HtmlElement) -> None:
     doomed.extend(el for el in main.iter("ul", "ol") if order[el] > last and _is_linked_list(el))
     for el in _outermost(doomed):
         _drop(el)
+
+
+# What a story is written in, besides bare divs: paragraphs, and the lists, code, tables and
+# quotes of a how-to post, which can hold more of its text than its paragraphs do.
+_WRITTEN_BLOCKS = ("p", "ul", "ol", "dl", "pre", "table", "blockquote", "h2", "h3", "h4", "h5", "h6")
+
+
+def _written_in_blocks(main: HtmlElement) -> int:
+    """The length of the text of ``main``'s outermost ``_WRITTEN_BLOCKS``."""
+    total = 0
+    for el in main.iter(*_WRITTEN_BLOCKS):
+        if not any(a.tag in _WRITTEN_BLOCKS for a in el.iterancestors()):
+            total += len(el.text_content().strip())
+    return total
 
 
 def _is_linked_list(el: HtmlElement) -> bool:
