@@ -296,11 +296,26 @@ def _heading_links(main) -> list:
 
 def unwrap_heading_anchors(main) -> None:
     """Heading self-links (mdBook's ``a.header``, hugo-book's ``a.anchor``):
-    keep the words, drop link-only glyphs such as '#', '¶' or '§'."""
+    keep the words, drop link-only glyphs such as '#', '¶' or '§', and words only a screen reader
+    reads ("Link to heading" in a ``sr-only`` span, Hugo Coder's)."""
     for a in _heading_links(main):
         if not (a.get("href") or "").startswith("#"):
             continue
-        if any(c.isalnum() for c in a.text_content()):
+        if any(c.isalnum() for c in _shown_text(a)):
             a.drop_tag()
         else:
             a.drop_tree()
+
+
+# Bootstrap's, Tailwind's and WordPress's classes for text that only screen readers read.
+_SCREEN_READER_ONLY = frozenset({"sr-only", "visually-hidden", "screen-reader-text"})
+
+
+def _shown_text(el) -> str:
+    """``el``'s text less what only a screen reader reads."""
+    parts = [el.text or ""]
+    for child in el:
+        if isinstance(child.tag, str) and _SCREEN_READER_ONLY.isdisjoint((child.get("class") or "").split()):
+            parts.append(_shown_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
