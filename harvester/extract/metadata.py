@@ -80,7 +80,10 @@ def page_metadata(doc, url: str) -> dict:
 
 def _pick_title(title_text: str, h1s: list[str]) -> str:
     """<title> minus the site suffix when the prefix is clearly the page name
-    (it matches one of the first h1s); otherwise the <title>, else the first h1."""
+    (it matches one of the first h1s); otherwise the <title>, else the first h1. A separator with
+    nothing after it (a theme's "Post - " when the site has no name) goes."""
+    for sep in _TITLE_SEPARATORS:
+        title_text = title_text.removesuffix(sep.rstrip()).removeprefix(sep.lstrip()).strip()
     if title_text and h1s:
         for sep in _TITLE_SEPARATORS:
             if sep in title_text:
