@@ -149,7 +149,11 @@ def test_each_listing_is_told_by_its_items_or_by_a_hint_with_fewer() -> None:
     bare = DATE_ARCHIVE_PAGE_2.replace('<link rel="prev" href="https://blog.example.com/2024/03/">', "")
     assert classify_page(bare, extracted_chars=1000, url=url).reason == "archive_title"
     untitled = bare.replace("<h1>March 2024</h1>", "<h1>Writing</h1>").replace("March 2024 – Page 2", "Writing")
-    assert classify_page(untitled, extracted_chars=1000, url=url).type is PageType.CONTENT
+    assert classify_page(untitled, extracted_chars=1000, url=url).reason == "entries"  # each post an <article>
+    unmarked = untitled
+    for tag in ("article", "header", "footer"):
+        unmarked = unmarked.replace(f"<{tag}", "<div").replace(f"</{tag}>", "</div>")
+    assert classify_page(unmarked, extracted_chars=1000, url=url).type is PageType.CONTENT
     schema = '<script type="application/ld+json">{"@context":"https://schema.org","@type":["WebPage","CollectionPage"]}</script>'
     hinted = untitled.replace("</head>", schema + "</head>")
     assert classify_page(hinted, extracted_chars=1000, url=url).reason == "collection_schema"
@@ -180,6 +184,20 @@ def test_a_docs_generator_that_writes_pages_whole_keeps_its_indexes() -> None:
     assert classify_page(HC_SECTION, extracted_chars=1000, generator="sphinx").type is PageType.CONTENT
     assert classify_page(HC_SECTION, extracted_chars=1000, generator="mkdocs").type is PageType.CONTENT
     assert classify_page(HC_SECTION, extracted_chars=1000, generator="docusaurus").type is PageType.LISTING
+
+
+def test_two_or_three_entries_marked_as_entries_make_a_listing() -> None:
+    """A tag page with three posts and no other hint: each item an <article>, or its title link
+    rel="bookmark" (Hugo Mainroad's and WordPress themes' archives)."""
+    entries = "".join(f'<article class="list__item post"><h2><a href="/posts/p-{n}/">Post number {n}</a></h2>'
+                      f"<div>{excerpt(n, 500)}</div></article>" for n in range(3))
+    tag = page(f"<main><h1>process</h1>{entries}</main>", title="process - Example blog")
+    assert classify_page(tag, extracted_chars=1000, url=f"{SITE}/tags/process/").type is PageType.LISTING
+    bookmarked = tag.replace("<article", "<div").replace("</article>", "</div>").replace(
+        '<a href="/posts', '<a rel="bookmark" href="/posts')
+    assert classify_page(bookmarked, extracted_chars=1000, url=f"{SITE}/tags/process/").type is PageType.LISTING
+    plain = bookmarked.replace(' rel="bookmark"', "")
+    assert classify_page(plain, extracted_chars=1000, url=f"{SITE}/tags/process/").type is PageType.CONTENT
 
 
 def overlay_entry(n: int) -> str:

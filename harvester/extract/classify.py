@@ -71,10 +71,11 @@ NAV_ONLY_TEXT = 80
 # A search page keeps at most this much extracted text (a title, a hint, a form).
 SEARCH_TEXT = 600
 # A listing: at least this many items (links to pages of the site), or LISTING_HINTED_ITEMS with
-# pagination, an archive title, a collection schema, a breadcrumb trail or og:type "website"; at
-# most LISTING_OWN_TEXT characters of main content outside the items (a title, a one-line
-# description, an author's short bio), ARTICLE_OWN_TEXT when the page's h1 heads an <article> of
-# its own (a short post followed by related posts); and items holding at least twice that text.
+# pagination, an archive title, a collection schema, a breadcrumb trail, og:type "website" or items
+# marked as entries (each an <article>, or its title link rel="bookmark"); at most LISTING_OWN_TEXT
+# characters of main content outside the items (a title, a one-line description, an author's short
+# bio), ARTICLE_OWN_TEXT when the page's h1 heads an <article> of its own (a short post followed by
+# related posts); and items holding at least twice that text.
 LISTING_ITEMS = 4
 LISTING_HINTED_ITEMS = 2
 LISTING_OWN_TEXT = 400
@@ -256,7 +257,8 @@ class Signals:
     listing_items: int = 0  # the pages they link to
     listing_item_chars: int = 0
     listing_own_chars: int = 0  # the main content's text outside them (counted up to what decides)
-    listing_hints: tuple[str, ...] = ()  # "pagination", "archive_title", "collection_schema", "breadcrumb", "og_website"
+    # "pagination", "archive_title", "collection_schema", "breadcrumb", "og_website", "entries"
+    listing_hints: tuple[str, ...] = ()
     article_h1: bool = False  # the h1 heads an <article> that is not one of the items
 
     @property
@@ -328,6 +330,7 @@ class Signals:
                 ("collection_schema", lambda: _collection_schema(doc, json_ld)),
                 ("breadcrumb", lambda: bool(_BREADCRUMB(doc)) or any("BreadcrumbList" in text for text in json_ld)),
                 ("og_website", lambda: _OG_WEBSITE(doc)),
+                ("entries", lambda: shape.entries >= LISTING_HINTED_ITEMS),
             ) if found()]
         return cls(
             title=title, h1=h1, text=text, text_chars=len(text),
@@ -476,6 +479,7 @@ class ListingShape:
     item_chars: int = 0
     own_chars: int = 0  # the main content's text outside the items, up to what decides
     article_h1: bool = False
+    entries: int = 0  # outermost items marked as entries: an <article>, a title link rel="bookmark"
 
     @property
     def needs_hints(self) -> bool:
@@ -495,18 +499,20 @@ class ListingShape:
         if region is None:
             return cls()
         items = _runs(region, _bare_host(url))
-        pages = {_page_key(title) for _, title in items.values()}
+        pages = {_page_key(href) for _, href, _ in items.values()}
         if len(pages) < LISTING_HINTED_ITEMS:
             return cls()
         outer = {item for item in items if not any(a in items for a in item.iterancestors())}
         item_chars = sum(items[item][0] for item in outer)
+        entries = sum(1 for item in outer if item.tag == "article" or "bookmark" in (items[item][2].get("rel") or ""))
         return cls(items=len(pages), item_chars=item_chars, own_chars=_own_chars(region, outer, LISTING_OWN_TEXT),
-                   article_h1=_heads_an_article(h1, outer))
+                   article_h1=_heads_an_article(h1, outer), entries=entries)
 
 
-def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[lxml.html.HtmlElement, tuple[int, str]]:
+def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[
+        lxml.html.HtmlElement, tuple[int, str, lxml.html.HtmlElement]]:
     """The elements of ``region`` that are items of a run (``ListingShape``), outer and inner ones
-    alike, with their text's length and their title link's href."""
+    alike, with their text's length, their title link's href and the link."""
     navigation: dict[lxml.html.HtmlElement, bool] = {}
     # (parent, tag of the children) -> each child holding a titled site link, with its first one
     groups: dict[tuple[lxml.html.HtmlElement, str], dict[lxml.html.HtmlElement, lxml.html.HtmlElement]] = {}
@@ -527,16 +533,17 @@ def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[lxml.html.Htm
         while child is not None and child is not region and len(holders) <= _ITEM_DEPTH:
             holders.append(child)
             child = child.getparent()
-        # A link is an item itself when it is a card (it holds a heading or a block); links in a
-        # line of text are not, their line may be.
-        if holders and next(link.iter(*_CARD_BLOCKS), None) is None:
+        # A link is an item itself when it is a card (it holds a heading or a block) or one of a
+        # column of bare links (Bootstrap's list-group); links in a line of text are not, their
+        # line may be.
+        if holders and next(link.iter(*_CARD_BLOCKS), None) is None and not _in_link_column(link):
             holders.pop(0)
         for holder in holders[:_ITEM_DEPTH]:
             groups.setdefault((holder.getparent(), holder.tag), {}).setdefault(holder, link)
-    items: dict[lxml.html.HtmlElement, tuple[int, str]] = {}
+    items: dict[lxml.html.HtmlElement, tuple[int, str, lxml.html.HtmlElement]] = {}
     for members in groups.values():
         if len(members) >= 2:
-            found = {member: (chars, title.get("href", "")) for member, title in members.items()
+            found = {member: (chars, title.get("href", ""), title) for member, title in members.items()
                      if (chars := _item_chars(member, title))}
             if len(found) >= 2:
                 items.update(found)
@@ -608,6 +615,16 @@ def _item_chars(member: lxml.html.HtmlElement, title: lxml.html.HtmlElement) -> 
             or _is_card_overlay(title):
         return chars
     return chars if any(el.tag in _HEADINGS for el in _ancestors_within(title, member)) else 0
+
+
+def _in_link_column(link: lxml.html.HtmlElement) -> bool:
+    """Whether ``link`` stands beside another link with no text between them and none around them
+    in its parent: links laid out as a column of blocks, not words of a sentence."""
+    parent = link.getparent()
+    if parent is None or (parent.text or "").strip():
+        return False
+    siblings = list(parent)
+    return len(siblings) >= 2 and all(el.tag == "a" and not (el.tail or "").strip() for el in siblings)
 
 
 def _is_card_overlay(link: lxml.html.HtmlElement) -> bool:
