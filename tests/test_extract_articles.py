@@ -291,6 +291,16 @@ def test_a_how_to_post_loses_its_byline_and_keeps_its_steps_links() -> None:
     assert "notify [the security group]" in md and "git push origin v1.2.3" in md
 
 
+def test_an_article_title_in_a_lower_heading_goes_before_the_story_only() -> None:
+    """Hugo Stack writes the title as an h2 linking to the post; the same words later head a section."""
+    html = (f'<!doctype html><html><head><title>Release day | Blog</title><meta property="og:type" '
+            f'content="article"></head><body><main><article><header><h2 class="article-title">'
+            f'<a href="/posts/release-day/">Release day</a></h2></header><p>{PARA}</p><h2>Release day</h2>'
+            f"<p>{PARA} And then it ships.</p></article></main></body></html>")
+    md = extract_page(html, "http://127.0.0.1:18300/posts/release-day/").markdown
+    assert md.startswith("Generators are lazy") and "\n## Release day\n" in md
+
+
 # A news story's photos the way news themes write them: a lead photo whose alt text repeats its caption
 # and credit, a photo inside the text, and a figure that holds a code listing (a developer blog's).
 PHOTOS = f"""<!doctype html><html><head><title>Harbour crane</title>

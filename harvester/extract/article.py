@@ -569,12 +569,18 @@ def prune_teasers(main: HtmlElement) -> None:
 
 
 def drop_title(main: HtmlElement, title: str) -> None:
-    """Remove the article's title heading: the first ``h1`` that repeats the page's title. On an
+    """Remove the article's title heading: the first ``h1`` that repeats the page's title, else a
+    heading of another level that does before any text (Hugo Stack's ``h2.article-title``). On an
     article page the title is metadata (the item's ``title`` and every chunk's context line), not
-    text; an ``h1`` that says more than the title (a headline under a site-name title) stays."""
+    text; a heading that says more than the title (a headline under a site-name title) stays."""
     for h1 in main.iter("h1"):
         if _repeats_title(h1.text_content().replace("¶", ""), title):
             _drop(h1)
+            return
+    for el in main.iter(*_HEADINGS, "p", "li", "pre", "table", "blockquote"):
+        if el.tag in _HEADINGS and _repeats_title(el.text_content().replace("¶", ""), title):
+            _drop(el)
+        if el.text_content().strip():
             return
 
 
