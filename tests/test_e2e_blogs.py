@@ -1,5 +1,6 @@
-"""Crawls of real blog themes: the same three posts built by Hugo with PaperMod and with Ananke, and
-by Jekyll with minima (``tests/fixtures/blogs/``, built by its ``build.py`` and committed). Hugo
+"""Crawls of real blog themes: the same three posts built by Hugo with PaperMod, Ananke, Mainroad,
+Beautiful Hugo, Coder and Stack, and by Jekyll with minima (``tests/fixtures/blogs/``, built by its
+``build.py`` and committed). Hugo
 writes its generator meta on every page, blogs included: these must be read as blogs, not as a
 documentation theme. Each crawl (``site``) stores the posts and nothing else (the home, post list
 and tag pages are listings, followed and not stored), and each post's Markdown is its source's
@@ -25,9 +26,15 @@ POSTS = {  # slug -> (title, date)
     "streaming": ("Streaming our meetings to YouTube", "2024-02-11"),
     "internal-errors": ("Using internal errors", "2024-04-13"),
 }
+HUGO_LISTINGS = {"/", "/posts/", "/tags/engineering/", "/tags/process/"}
 SITES = {  # site -> (each post's path, the listings among its pages)
-    "hugo-papermod": ("/posts/{slug}/", {"/", "/posts/", "/tags/engineering/", "/tags/process/"}),
-    "hugo-ananke": ("/posts/{slug}/", {"/", "/posts/", "/tags/engineering/", "/tags/process/"}),
+    "hugo-papermod": ("/posts/{slug}/", HUGO_LISTINGS),
+    "hugo-ananke": ("/posts/{slug}/", HUGO_LISTINGS),
+    "hugo-mainroad": ("/posts/{slug}/", HUGO_LISTINGS),
+    "hugo-beautifulhugo": ("/posts/{slug}/", {"/", "/posts/", "/tags/"}),
+    # Their home pages show no post: navigation only.
+    "hugo-coder": ("/posts/{slug}/", HUGO_LISTINGS - {"/"}),
+    "hugo-stack": ("/posts/{slug}/", HUGO_LISTINGS - {"/"}),
     "jekyll-minima": ("/{date}/{slug}.html", {"/"}),
 }
 def words(text: str) -> str:

@@ -76,6 +76,17 @@ def test_quickstart_metadata(quickstart: ExtractedPage) -> None:
     assert 0.8 <= quickstart.quality <= 1.0
 
 
+@pytest.mark.parametrize(("title", "expected"), [
+    ("Release day - ", "Release day"),  # a theme's separator before an empty site name
+    ("Release day | Acme blog", "Release day"),
+    ("Release day | ", "Release day"),
+    ("Q&A - the C++ - way", "Q&A - the C++ - way"),
+])
+def test_a_title_loses_the_site_name_and_a_dangling_separator(title: str, expected: str) -> None:
+    html = f"<html><head><title>{title}</title></head><body><main><h1>Release day</h1><p>{'Text. ' * 40}</p></main></body></html>"
+    assert extract_page(html, "http://127.0.0.1:8000/x/").title == expected
+
+
 def test_quickstart_headings_are_atx_with_levels(quickstart: ExtractedPage) -> None:
     md = quickstart.markdown
     assert md.startswith("# Quickstart\n")
@@ -327,10 +338,13 @@ def test_heading_self_links_keep_their_words_and_lose_their_glyphs() -> None:
     main = lxml.html.fragment_fromstring(
         "<div><h2><a href='#setup'>Setup</a> <a href='#setup'>¶</a></h2>"
         "<h2>Outer <h3><a href='#inner'>Inner</a><a href='#inner'>#</a></h3></h2>"
-        "<h3>See <a href='other.html'>Other</a></h3><p><a href='#setup'>¶</a></p></div>")
+        "<h3>See <a href='other.html'>Other</a></h3><p><a href='#setup'>¶</a></p>"
+        "<h2 id='usage'>Usage <a class='heading-link' href='#usage'><i title='Link to heading'></i>"
+        "<span class='sr-only'>Link to heading</span></a></h2></div>")
     unwrap_heading_anchors(main)
     html = lxml.html.tostring(main, encoding="unicode")
     assert "<h2>Setup </h2>" in html and "<h3>Inner</h3>" in html
+    assert "Link to heading" not in html and "Usage" in html  # a permalink beside the heading's words
     assert '<a href="other.html">Other</a>' in html and '<p><a href="#setup">¶</a></p>' in html
 
 
