@@ -3,7 +3,7 @@
 
 Hugo writes ``<meta name="generator" content="Hugo 0.125.4">`` through
 ``hugo.Generator``, which these themes include; the plain profile also needs one of its themes'
-markers, since the same meta is on every Hugo blog.
+markers, since most Hugo blog themes write the same meta.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def _is_docsy(v: PageView) -> bool:
 
 
 def _is_hugo(v: PageView) -> bool:
-    # Most Hugo sites are blogs (PaperMod, Ananke): they take the generic path, whose listings and
+    # Most Hugo sites are blogs (Ananke, Coder): they take the generic path, whose listings and
     # articles are a blog's; only the documentation themes' pages are pages of a manual.
     return v.generated_by("hugo") and (
         v.has_class("book-article", "book-page", "book-menu", "gdoc-markdown", "gdoc-page")
