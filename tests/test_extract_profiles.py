@@ -799,6 +799,9 @@ def test_detect_by_dom_markers_and_unknown() -> None:
                   "<div id='body-inner'><p>x</p></div>", "<div id='R-body-inner'><p>x</p></div>"):
         assert _detect(_html(theme, generator="Hugo 0.125.4")) == "hugo"
         assert _detect(_html(theme)) is None
+    # hugo-book writes no generator meta: its menu and page are enough.
+    assert _detect(_html("<aside class='book-menu'></aside><div class='book-page'><article class='markdown'>"
+                         "<p>x</p></article></div>")) == "hugo"
     assert _detect(_html("<main><p>x</p></main>")) is None
 
 

@@ -18,6 +18,8 @@ def _is_docsy(v: PageView) -> bool:
 def _is_hugo(v: PageView) -> bool:
     # Most Hugo sites are blogs (Ananke, Coder): they take the generic path, whose listings and
     # articles are a blog's; only the documentation themes' pages are pages of a manual.
+    if v.has_class("book-menu") and v.has_class("book-page"):
+        return True  # hugo-book, which writes no generator meta
     return v.generated_by("hugo") and (
         v.has_class("book-article", "book-page", "book-menu", "gdoc-markdown", "gdoc-page")
         or v.has_id("body-inner", "R-body-inner"))
