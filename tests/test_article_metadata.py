@@ -120,6 +120,18 @@ def test_time_outside_a_header_is_not_a_date_of_the_page() -> None:
     assert meta_of(page(body=body)) == {"author": None, "published": None, "modified": None}
 
 
+def test_time_in_a_single_post_metadata_block() -> None:
+    """Material for MkDocs' blog puts a post's date in its sidebar (``md-post__meta``); WordPress
+    block themes in ``wp-block-post-date`` beside the title, outside any header."""
+    meta = ('<nav><ul class="md-post__meta md-nav__list"><li><time datetime="2024-02-11 00:00:00+00:00">'
+            "February 11, 2024</time></li></ul></nav>")
+    body = meta + "<article><h1>Post</h1>" + BODY + "</article>"
+    assert meta_of(page(body=body))["published"] == "2024-02-11T00:00:00Z"
+    # Two posts' metadata (a related-posts box): neither is surely the page's.
+    related = "".join(f'<div class="post-meta"><time datetime="20{n}-01-01">then</time></div>' for n in (10, 12))
+    assert meta_of(page(body="<article><h1>Post</h1>" + BODY + "</article>" + related))["published"] is None
+
+
 def test_extract_page_carries_the_metadata() -> None:
     html = page(jsonld({"@type": "BlogPosting", "datePublished": "2024-03-05", "author": {"name": "Ada"}}))
     extracted = extract_page(html, "https://blog.test/post")

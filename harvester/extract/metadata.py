@@ -3,6 +3,7 @@ canonical and base URL, article author and dates, breadcrumbs and headings."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from itertools import islice
@@ -239,21 +240,35 @@ def _from_microdata(doc) -> dict[str, str | None]:
     return found
 
 
+# The class of a post's metadata block: "entry-meta", "post-meta", "md-post__meta", "post-info".
+_POST_META = re.compile(r"\b[\w-]*(?:post|entry|article)[_-]+(?:meta|info|date|details)\b", re.I)
+
+
 def _from_header_time(doc) -> dict[str, str | None]:
-    """The ``<time datetime>`` of an article's header, else of the header that holds the page's h1."""
+    """The ``<time datetime>`` of an article's header, else of the header that holds the page's h1,
+    else of a block whose class names a post's metadata (``entry-meta``, Material's ``md-post__meta``)
+    when the page has one such block only."""
     found: dict[str, str | None] = {"published": None, "modified": None}
     ranked = []
+    blocks = set()
     for el in doc.iter("time"):
         if not el.get("datetime"):
             continue
         ancestors = list(el.iterancestors("header", "article"))
         header = next((a for a in ancestors if a.tag == "header"), None)
         if header is None:
+            block = next((a for a in el.iterancestors() if _POST_META.search(a.get("class") or "")), None)
+            if block is not None:
+                ranked.append((2, el))
+                blocks.add(block)
             continue
         if any(a.tag == "article" for a in ancestors):
             ranked.append((0, el))
         elif header.find(".//h1") is not None:
             ranked.append((1, el))
+    if len(blocks) > 1:
+        # Several posts' metadata (a related-posts box): none of them is surely the page's.
+        ranked = [(rank, el) for rank, el in ranked if rank != 2]
     best = min((rank for rank, _ in ranked), default=None)
     for rank, el in ranked:
         if rank != best:
