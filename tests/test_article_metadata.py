@@ -132,6 +132,24 @@ def test_time_in_a_single_post_metadata_block() -> None:
     assert meta_of(page(body="<article><h1>Post</h1>" + BODY + "</article>" + related))["published"] is None
 
 
+def test_author_from_a_byline_link() -> None:
+    """A help centre's article header links its author's profile (Zendesk's Copenhagen theme); a
+    WordPress byline says rel="author"; a comment's author is not the article's."""
+    zendesk = ('<article><header class="article-header"><h1>Post</h1><div class="article-author"><div class="article-meta">'
+               '<a href="/hc/en-us/profiles/42-Jane-Doe">Jane Doe</a><div class="meta-group">Updated</div></div></div>'
+               "</header>" + BODY + "</article>")
+    assert meta_of(page(body=zendesk))["author"] == "Jane Doe"
+    byline = ('<article><h1>Post</h1><div class="entry-meta">by <a class="url fn n" rel="author" href="/?p=1">Ada Lee'
+              "</a></div>" + BODY + "</article>")
+    assert meta_of(page(body=byline))["author"] == "Ada Lee"
+    comments = ("<article><h1>Post</h1>" + BODY + '</article><div id="comments"><header><h1>Replies</h1>'
+                '<a rel="author" href="/author/bob/">Bob</a></header></div>')
+    assert meta_of(page(body=comments))["author"] is None
+    # Two authors' links outside a header (a related-posts box): neither is surely the page's.
+    related = "".join(f'<p><a rel="author" href="/author/{n}/">{n.title()} Smith</a></p>' for n in ("ann", "bo"))
+    assert meta_of(page(body="<article><h1>Post</h1>" + BODY + "</article>" + related))["author"] is None
+
+
 def test_extract_page_carries_the_metadata() -> None:
     html = page(jsonld({"@type": "BlogPosting", "datePublished": "2024-03-05", "author": {"name": "Ada"}}))
     extracted = extract_page(html, "https://blog.test/post")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from itertools import islice
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
@@ -123,6 +123,8 @@ def article_metadata(doc, metas: dict[str, str] | None = None) -> dict[str, str 
     _fill(found, other)
     if not (found["published"] or found["modified"]):
         _fill(found, _from_header_time(doc))
+    if not found["author"]:
+        found["author"] = _from_byline(doc)
     return found
 
 
@@ -238,6 +240,40 @@ def _from_microdata(doc) -> dict[str, str | None]:
         else:
             found[key] = iso_date(el.get("content") or el.get("datetime") or el.text_content())
     return found
+
+
+# A link to an author's own page: under /author/, /authors/, /profiles/, /people/ or /users/.
+_AUTHOR_PAGE = re.compile(r"/(?:authors?|profiles?|people|users?)/[^/?#]+", re.I)
+_NAME_WORDS = 5
+
+
+def _from_byline(doc) -> str | None:
+    """The name a byline links to the author's page (``rel="author"``, or a link to an author's or
+    profile page) in the article's header, the header that holds the page's h1, or the post's
+    metadata block; else the one name that ``rel="author"`` links give anywhere outside comments."""
+    regions = [el for el in doc.iter("header") if any(a.tag == "article" for a in el.iterancestors())
+               or el.find(".//h1") is not None]
+    regions += [el for el in doc.iter("div", "p", "span", "ul", "footer")
+                if _POST_META.search(el.get("class") or "")]
+    for region in regions:
+        for a in region.iter("a"):
+            rel = (a.get("rel") or "").lower().split()
+            if ("author" in rel or _AUTHOR_PAGE.search(urlsplit(a.get("href") or "").path)) \
+                    and (name := _byline_name(a)):
+                return name
+    names = {name for a in doc.iter("a") if "author" in (a.get("rel") or "").lower().split()
+             and (name := _byline_name(a))}
+    return names.pop() if len(names) == 1 else None
+
+
+def _byline_name(a) -> str | None:
+    """The link's text when it reads as a person's name (a few words, no digits), outside comments."""
+    name = collapse_space(a.text_content())
+    if not name or len(name.split()) > _NAME_WORDS or any(c.isdigit() for c in name) or not _is_name(name):
+        return None
+    if any("comment" in f"{el.get('class') or ''} {el.get('id') or ''}".lower() for el in a.iterancestors()):
+        return None
+    return name
 
 
 # The class of a post's metadata block: "entry-meta", "post-meta", "md-post__meta", "post-info".
