@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from itertools import islice
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from lxml import etree
 
@@ -251,19 +251,28 @@ def _from_byline(doc) -> str | None:
     """The name a byline links to the author's page (``rel="author"``, or a link to an author's or
     profile page) in the article's header, the header that holds the page's h1, or the post's
     metadata block; else the one name that ``rel="author"`` links give anywhere outside comments."""
-    regions = [el for el in doc.iter("header") if any(a.tag == "article" for a in el.iterancestors())
-               or el.find(".//h1") is not None]
-    regions += [el for el in doc.iter("div", "p", "span", "ul", "footer")
-                if _POST_META.search(el.get("class") or "")]
-    for region in regions:
-        for a in region.iter("a"):
-            rel = (a.get("rel") or "").lower().split()
-            if ("author" in rel or _AUTHOR_PAGE.search(urlsplit(a.get("href") or "").path)) \
-                    and (name := _byline_name(a)):
-                return name
-    names = {name for a in doc.iter("a") if "author" in (a.get("rel") or "").lower().split()
-             and (name := _byline_name(a))}
+    links = []
+    for a in doc.iter("a"):
+        rel = a.get("rel")
+        by_rel = rel is not None and "author" in rel.lower().split()
+        if by_rel or _AUTHOR_PAGE.search(a.get("href") or ""):
+            links.append((a, by_rel))
+    for a, _ in links:
+        if _in_byline(a) and (name := _byline_name(a)):
+            return name
+    names = {name for a, by_rel in links if by_rel and (name := _byline_name(a))}
     return names.pop() if len(names) == 1 else None
+
+
+def _in_byline(a) -> bool:
+    """Whether the link sits in an article's header, the header that holds the page's h1, or a
+    post's metadata block."""
+    for el in a.iterancestors():
+        if el.tag == "header" and (el.find(".//h1") is not None or next(el.iterancestors("article"), None) is not None):
+            return True
+        if _POST_META.search(el.get("class") or ""):
+            return True
+    return False
 
 
 def _byline_name(a) -> str | None:
