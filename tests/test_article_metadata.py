@@ -132,6 +132,24 @@ def test_time_in_a_single_post_metadata_block() -> None:
     assert meta_of(page(body="<article><h1>Post</h1>" + BODY + "</article>" + related))["published"] is None
 
 
+def test_date_and_author_in_the_article_footer() -> None:
+    """Pelican's themes: the date in the article's footer, as <time datetime> (simple) or hAtom's
+    <abbr class="published" title> (notmyidea), the author in its <address>; a comment's date is
+    not the page's."""
+    simple = ("<article><header><h2>Post</h2></header>" + BODY + '<footer><p>Published: <time '
+              'datetime="2024-02-11T09:00:00+00:00">Sun 11 February 2024</time></p><address>By <a '
+              'href="./author/jane-doe.html">Jane Doe</a></address></footer></article>')
+    assert meta_of(page(body=simple)) == {"author": "Jane Doe", "published": "2024-02-11T09:00:00Z", "modified": None}
+    hatom = ('<article><header><h1 class="entry-title">Post</h1></header><div class="entry-content"><footer '
+             'class="post-info"><abbr class="published" title="2024-02-11T09:00:00+00:00">Sun 11 February 2024'
+             "</abbr></footer>" + BODY + "</div></article>")
+    assert meta_of(page(body=hatom))["published"] == "2024-02-11T09:00:00Z"
+    comment = ("<article><h1>Post</h1>" + BODY + '</article><ol class="comment-list"><li><article class="comment-body">'
+               '<footer class="comment-meta"><time datetime="2020-11-01T03:32:06+01:00">then</time></footer>'
+               "<p>Nice.</p></article></li></ol>")
+    assert meta_of(page(body=comment))["published"] is None
+
+
 def test_author_from_a_byline_link() -> None:
     """A help centre's article header links its author's profile (Zendesk's Copenhagen theme); a
     WordPress byline says rel="author"; a comment's author is not the article's."""

@@ -87,6 +87,22 @@ def test_a_title_loses_the_site_name_and_a_dangling_separator(title: str, expect
     assert extract_page(html, "http://127.0.0.1:8000/x/").title == expected
 
 
+def test_a_title_loses_the_site_name_its_header_or_meta_gives() -> None:
+    """Pelican's simple theme writes "Site - Post" and the site's name as an h1 linking home; a site
+    that names itself in og:site_name loses that name after the last separator."""
+    body = f"<main><article><h2>Release day</h2><p>{'Text. ' * 40}</p></article></main>"
+    home = '<header><h1><a href="./">Acme Blog</a></h1></header>'
+    html = f"<html><head><title>Acme Blog - Release day</title></head><body>{home}{body}</body></html>"
+    assert extract_page(html, "http://127.0.0.1:8000/release-day.html").title == "Release day"
+    meta = '<meta property="og:site_name" content="Acme Blog">'
+    html = f"<html><head><title>Release day | News | Acme Blog</title>{meta}</head><body>{body}</body></html>"
+    assert extract_page(html, "http://127.0.0.1:8000/release-day.html").title == "Release day | News"
+    # An h1 whose only link is its own permalink is the page's title, not the site's name.
+    own = '<h1>Release day<a class="headerlink" href="#release-day">¶</a></h1>'
+    html = f"<html><head><title>Release day — Acme docs</title></head><body><main>{own}{body}</main></body></html>"
+    assert extract_page(html, "http://127.0.0.1:8000/release-day.html").title == "Release day"
+
+
 def test_quickstart_headings_are_atx_with_levels(quickstart: ExtractedPage) -> None:
     md = quickstart.markdown
     assert md.startswith("# Quickstart\n")

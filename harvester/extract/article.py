@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from harvester.extract.converters.conventions import tidy_markdown, visible_text
+from harvester.extract.metadata import folded
 from harvester.markdown.grammar import heading as md_heading
 
 if TYPE_CHECKING:
@@ -604,12 +605,10 @@ _TITLE_SHARE = 0.5
 
 
 def _repeats_title(text: str, title: str) -> bool:
-    text, title = _folded(text), _folded(title)
+    text, title = folded(text), folded(title)
     return bool(text) and text in title and len(text) >= _TITLE_SHARE * len(title)
 
 
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 # What a theme hides until a script shows it (a gallery's overlay, its counters, a second copy of a

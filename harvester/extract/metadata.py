@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from itertools import islice
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
@@ -18,7 +18,7 @@ from harvester.markdown.grammar import Line, classify_lines, heading
 if TYPE_CHECKING:
     from harvester.extract.main_element import Scan
 
-__all__ = ["absolute_url", "article_metadata", "base_url", "collapse_space", "element_headings", "iso_date",
+__all__ = ["absolute_url", "article_metadata", "base_url", "collapse_space", "element_headings", "folded", "iso_date",
            "markdown_headings", "page_metadata", "profile_breadcrumbs", "scanned_breadcrumbs"]
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
@@ -45,6 +45,11 @@ def collapse_space(s: str | None) -> str:
     return " ".join((s or "").translate(_INVISIBLE).split())
 
 
+def folded(text: str) -> str:
+    """``text`` with its whitespace collapsed, case-folded: for comparing titles and headings."""
+    return collapse_space(text).casefold()
+
+
 def page_metadata(doc, url: str) -> dict:
     """Title, language, description, canonical URL, author and dates (``article_metadata``) of the
     page (``breadcrumbs`` left empty)."""
@@ -65,12 +70,15 @@ def page_metadata(doc, url: str) -> dict:
                 canonical = ln.get("href").strip()
                 break
     # Themes that set the site's name in an <h1> of their header put the page's own h1 second.
-    h1s = [collapse_space(el.text_content()).replace("¶", "").strip() for el in islice(doc.iter("h1"), 3)]
+    h1_elements = list(islice(doc.iter("h1"), 3))
+    h1s = [collapse_space(el.text_content()).replace("¶", "").strip() for el in h1_elements]
+    sites = {folded(name) for name in (metas.get("og:site_name"), metas.get("application-name")) if name}
+    sites |= {folded(text) for el, text in zip(h1_elements, h1s, strict=True) if _links_home(el, url)}
     lang = (doc.get("lang") or doc.get("{http://www.w3.org/XML/1998/namespace}lang")
             or metas.get("content-language") or metas.get("og:locale") or "").strip()
     desc = metas.get("description") or metas.get("og:description") or metas.get("twitter:description")
     return {
-        "title": _pick_title(title_text, h1s),
+        "title": _pick_title(title_text, h1s, sites),
         "lang": lang or None,
         "description": collapse_space(desc) or None,
         "canonical_url": absolute_url(url, canonical) if canonical else None,
@@ -79,19 +87,43 @@ def page_metadata(doc, url: str) -> dict:
     }
 
 
-def _pick_title(title_text: str, h1s: list[str]) -> str:
-    """<title> minus the site suffix when the prefix is clearly the page name
-    (it matches one of the first h1s); otherwise the <title>, else the first h1. A separator with
-    nothing after it (a theme's "Post - " when the site has no name) goes."""
+def _pick_title(title_text: str, h1s: list[str], sites: set[str] | None = None) -> str:
+    """<title> less the site's name: the part before the last separator when it is clearly the page
+    name (it matches one of the first h1s that is not the site's name), else the part before or
+    after a separator that is the site's name (``sites``, case-folded: ``og:site_name``, an h1 that
+    links to the site's home); otherwise the <title>, else the first h1 that is not the site's
+    name. A separator with nothing after it (a theme's "Post - " when the site has no name) goes."""
+    sites = sites or set()
     for sep in _TITLE_SEPARATORS:
         title_text = title_text.removesuffix(sep.rstrip()).removeprefix(sep.lstrip()).strip()
-    if title_text and h1s:
-        for sep in _TITLE_SEPARATORS:
-            if sep in title_text:
-                head = title_text.rsplit(sep, 1)[0].strip()
-                if head and any(head.casefold() == h1.casefold() for h1 in h1s):
-                    return head
-    return title_text or next((h1 for h1 in h1s if h1), "")
+    parts = [(sep, title_text.split(sep, 1), title_text.rsplit(sep, 1)) for sep in _TITLE_SEPARATORS
+             if sep in title_text]
+    for _, _, (head, _) in parts:
+        head = head.strip()
+        if head and any(head.casefold() == h1.casefold() for h1 in h1s if folded(h1) not in sites):
+            return head
+    for _, (first, rest), (head, last) in parts:
+        if rest.strip() and folded(first) in sites:
+            return rest.strip()  # "Site - Post" (Pelican's simple theme)
+        if head.strip() and folded(last) in sites:
+            return head.strip()
+    return title_text or next((h1 for h1 in h1s if h1 and folded(h1) not in sites), h1s[0] if h1s else "")
+
+
+def _links_home(h1, url: str) -> bool:
+    """Whether the heading is a link to the site's home (a page at or above this one's folder): the
+    site's name in a header, not the page's title."""
+    links = list(h1.iter("a"))
+    if len(links) != 1 or not url:
+        return False
+    target = absolute_url(url, links[0].get("href") or "")
+    if not target:
+        return False
+    home, page = urlsplit(target), urlsplit(url)
+    if home.path == page.path:
+        return False  # a heading's self-link ("#title"), or the home page's own name
+    folder = home.path if home.path.endswith("/") else home.path.rsplit("/", 1)[0] + "/"
+    return home.netloc == page.netloc and page.path.startswith(folder) and home.path in (folder, folder + "index.html")
 
 
 # Meta tag names (lower-cased name or property) that carry an article's author and dates, best first.
@@ -249,8 +281,9 @@ _NAME_WORDS = 5
 
 def _from_byline(doc) -> str | None:
     """The name a byline links to the author's page (``rel="author"``, or a link to an author's or
-    profile page) in the article's header, the header that holds the page's h1, or the post's
-    metadata block; else the one name that ``rel="author"`` links give anywhere outside comments."""
+    profile page) in the article's header, footer or address, the header that holds the page's h1,
+    or the post's metadata block; else the one name that ``rel="author"`` links give anywhere outside
+    comments."""
     links = []
     for a in doc.iter("a"):
         rel = a.get("rel")
@@ -265,12 +298,12 @@ def _from_byline(doc) -> str | None:
 
 
 def _in_byline(a) -> bool:
-    """Whether the link sits in an article's header, the header that holds the page's h1, or a
-    post's metadata block."""
+    """Whether the link sits in an article's header, footer or address, the header that holds the
+    page's h1, or a post's metadata block."""
     for el in a.iterancestors():
-        if el.tag == "header" and (el.find(".//h1") is not None or next(el.iterancestors("article"), None) is not None):
+        if el.tag in ("header", "footer", "address") and next(el.iterancestors("article"), None) is not None:
             return True
-        if _POST_META.search(el.get("class") or ""):
+        if (el.tag == "header" and el.find(".//h1") is not None) or _POST_META.search(el.get("class") or ""):
             return True
     return False
 
@@ -290,30 +323,29 @@ _POST_META = re.compile(r"\b[\w-]*(?:post|entry|article)[_-]+(?:meta|info|date|d
 
 
 def _from_header_time(doc) -> dict[str, str | None]:
-    """The ``<time datetime>`` of an article's header, else of the header that holds the page's h1,
-    else of a block whose class names a post's metadata (``entry-meta``, Material's ``md-post__meta``)
-    when the page has one such block only."""
+    """The ``<time datetime>`` (or a microformat's ``<abbr class="published" title>``) of an article's
+    header, else of its footer or address, else of the header that holds the page's h1, else of a
+    block whose class names a post's metadata (``entry-meta``, Material's ``md-post__meta``) when the
+    page has one such block only; never a comment's."""
     found: dict[str, str | None] = {"published": None, "modified": None}
     ranked = []
     blocks = set()
-    for el in doc.iter("time"):
-        if not el.get("datetime"):
+    for el in _DATED(doc):
+        if any(_COMMENTS.search(f"{a.get('class') or ''} {a.get('id') or ''}") for a in el.iterancestors()):
             continue
-        ancestors = list(el.iterancestors("header", "article"))
-        header = next((a for a in ancestors if a.tag == "header"), None)
-        if header is None:
-            block = next((a for a in el.iterancestors() if _POST_META.search(a.get("class") or "")), None)
-            if block is not None:
-                ranked.append((2, el))
-                blocks.add(block)
-            continue
-        if any(a.tag == "article" for a in ancestors):
-            ranked.append((0, el))
-        elif header.find(".//h1") is not None:
-            ranked.append((1, el))
+        ancestors = list(el.iterancestors("header", "footer", "address", "article"))
+        in_article = any(a.tag == "article" for a in ancestors)
+        frame = next((a for a in ancestors if a.tag != "article"), None)
+        if frame is not None and in_article:
+            ranked.append((0 if frame.tag == "header" else 1, el))
+        elif frame is not None and frame.tag == "header" and frame.find(".//h1") is not None:
+            ranked.append((2, el))
+        elif (block := next((a for a in el.iterancestors() if _POST_META.search(a.get("class") or "")), None)) is not None:
+            ranked.append((3, el))
+            blocks.add(block)
     if len(blocks) > 1:
         # Several posts' metadata (a related-posts box): none of them is surely the page's.
-        ranked = [(rank, el) for rank, el in ranked if rank != 2]
+        ranked = [(rank, el) for rank, el in ranked if rank != 3]
     best = min((rank for rank, _ in ranked), default=None)
     for rank, el in ranked:
         if rank != best:
@@ -321,8 +353,14 @@ def _from_header_time(doc) -> dict[str, str | None]:
         classes = (el.get("class") or "").lower()
         key = "modified" if "updated" in classes or "modified" in classes else "published"
         if not found[key]:
-            found[key] = iso_date(el.get("datetime"))
+            found[key] = iso_date(el.get("datetime") or el.get("title"))
     return found
+
+
+# Dated elements: <time datetime>, and hAtom's and microformats2's <abbr class="published" title>.
+_DATED = etree.XPath("//time[@datetime] | //abbr[@title and (contains(@class, 'published') or contains(@class, "
+                     "'updated'))]")
+_COMMENTS = re.compile(r"comment", re.I)
 
 
 def absolute_url(base: str, href: str) -> str | None:
