@@ -4,6 +4,8 @@ articles and short posts followed by related posts stay content."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harvester.extract.classify import NOT_INDEXED, PageType, classify_page
@@ -219,7 +221,21 @@ def test_cards_under_a_stretched_link_are_entries() -> None:
     assert classify_page(unnamed, extracted_chars=1000, url=f"{SITE}/posts/").type is PageType.CONTENT
 
 
-def test_long_items_are_posts_not_entries() -> None:
-    """A front page that shows whole posts holds their text: it is content, as before."""
+def test_whole_posts_that_link_their_own_pages_are_entries() -> None:
+    """A front page that shows whole posts, each titled by a link to its own page (WordPress's
+    ``h2.entry-title``), is a listing: the posts are stored from their pages, under their own URLs
+    and titles, not twice. Whole posts whose titles link nowhere are the page's own text (as they
+    were before), and so is a post whose title links to the page itself."""
     whole = page("<main><h1>Example blog</h1>" + "".join(post_entry(n, 1500) for n in range(5)) + "</main>")
-    assert classify_page(whole, extracted_chars=1000, url=f"{SITE}/").type is PageType.CONTENT
+    assert classify_page(whole, extracted_chars=1000, url=f"{SITE}/").type is PageType.LISTING
+    unlinked = re.sub(r'<h2 class="entry-title"><a href="[^"]*">([^<]*)</a></h2>', r"<h2>\1</h2>", whole)
+    assert classify_page(unlinked, extracted_chars=1000, url=f"{SITE}/").type is PageType.CONTENT
+    # Pelican's front page: the newest post whole, then the others' summaries.
+    featured = page(f'<aside id="featured"><article><h1 class="entry-title"><a href="/p-9.html" rel="bookmark">'
+                    f"Post nine</a></h1><p>{excerpt(9, 3000)}</p></article></aside><section><h1>Other articles</h1>"
+                    '<ol id="posts-list">' + "".join(f'<li><article class="hentry"><h2><a href="/p-{n}.html" '
+                                                     f'rel="bookmark">Post {n}</a></h2><p>{excerpt(n)}</p></article></li>'
+                                                     for n in range(2)) + "</ol></section>")
+    assert classify_page(featured, extracted_chars=1000, url=f"{SITE}/").type is PageType.LISTING
+    post = featured.replace('href="/p-9.html"', f'href="{SITE}/p-9.html"')
+    assert classify_page(post, extracted_chars=1000, url=f"{SITE}/p-9.html").type is PageType.CONTENT

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 from lxml import etree
@@ -499,6 +499,8 @@ class ListingShape:
         if region is None:
             return cls()
         items = _runs(region, _bare_host(url))
+        for post, found in _copied_posts(region, url).items():
+            items.setdefault(post, found)
         pages = {_page_key(href) for _, href, _ in items.values()}
         if len(pages) < LISTING_HINTED_ITEMS:
             return cls()
@@ -507,6 +509,45 @@ class ListingShape:
         entries = sum(1 for item in outer if item.tag == "article" or "bookmark" in (items[item][2].get("rel") or ""))
         return cls(items=len(pages), item_chars=item_chars, own_chars=_own_chars(region, outer, LISTING_OWN_TEXT),
                    article_h1=_heads_an_article(h1, outer), entries=entries)
+
+
+def _copied_posts(region: lxml.html.HtmlElement, url: str | None) -> dict[
+        lxml.html.HtmlElement, tuple[int, str, lxml.html.HtmlElement]]:
+    """The <article>s of ``region`` whose title (their first h1, else h2) is a link to their own page
+    (``_permalink``), another page of the site, however long they are: a post shown whole on a front
+    page (WordPress's, Pelican's featured post) is a copy of that page, where it is stored under its
+    own URL and title."""
+    if not url:
+        return {}
+    found = {}
+    host = _bare_host(url)
+    for post in region.iter("article"):
+        # Its title: the first of its highest headings (a related post's h3 inside a post is not).
+        heading = min(post.iter(*_HEADINGS), key=lambda h: h.tag, default=None)
+        link = _permalink(heading) if heading is not None and heading.tag in ("h1", "h2") else None
+        href = link.get("href") if link is not None else None
+        if link is None or next(link.iterancestors("article")) is not post or not _is_site_link(href, host) \
+                or _page_key(_joined(url, href)) == _page_key(url):
+            continue
+        found[post] = (len(" ".join(post.text_content().split())), href or "", link)
+    return found
+
+
+def _permalink(heading: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """The heading's link to its post's own page: marked ``rel="bookmark"``, or holding the whole
+    heading (not a category's name before the title)."""
+    links = list(heading.iter("a"))
+    marked = next((a for a in links if "bookmark" in (a.get("rel") or "").lower().split()), None)
+    if marked is not None:
+        return marked
+    return links[0] if len(links) == 1 and _text(links[0]) == _text(heading) else None
+
+
+def _joined(base: str, href: str | None) -> str:
+    try:
+        return urljoin(base, href or "")
+    except ValueError:
+        return href or ""
 
 
 def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[
