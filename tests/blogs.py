@@ -13,6 +13,8 @@ POSTS = {  # slug -> (title, date)
     "internal-errors": ("Using internal errors", "2024-04-13"),
 }
 HUGO_LISTINGS = {"/", "/posts/", "/tags/engineering/", "/tags/process/"}
+PELICAN_LISTINGS = {"/", "/author/jane-doe.html", "/category/engineering.html", "/tag/engineering.html",
+                    "/tag/process.html"}
 SITES = {  # site -> (each post's path, the listings among its pages)
     "hugo-papermod": ("/posts/{slug}/", HUGO_LISTINGS),
     "hugo-ananke": ("/posts/{slug}/", HUGO_LISTINGS),
@@ -22,13 +24,22 @@ SITES = {  # site -> (each post's path, the listings among its pages)
     "hugo-coder": ("/posts/{slug}/", HUGO_LISTINGS - {"/"}),
     "hugo-stack": ("/posts/{slug}/", HUGO_LISTINGS - {"/"}),
     "jekyll-minima": ("/{date}/{slug}.html", {"/"}),
+    # notmyidea's home shows the newest post whole, titled by a link to its page.
+    "pelican-notmyidea": ("/{title}.html", PELICAN_LISTINGS),
+    "pelican-simple": ("/{title}.html", PELICAN_LISTINGS),
 }
+# Sites whose posts name their author nowhere a page's metadata is read from (Ananke's "By <strong>"
+# and Mainroad's and Stack's plain bylines link no author page).
+NO_AUTHOR = {"hugo-ananke", "hugo-mainroad", "hugo-stack"}
+# Sites whose code blocks do not say their language (Pelican's Pygments blocks).
+UNLABELLED_CODE = {"pelican-notmyidea", "pelican-simple"}
 
 
 def post_paths(site: str) -> dict[str, str]:
     """Each post's path on ``site``, by slug."""
     pattern = SITES[site][0]
-    return {pattern.format(slug=slug, date=date.replace("-", "/")): slug for slug, (_, date) in POSTS.items()}
+    return {pattern.format(slug=slug, date=date.replace("-", "/"), title="-".join(words(title).split())): slug
+            for slug, (title, date) in POSTS.items()}
 
 
 def words(text: str) -> str:
@@ -50,6 +61,8 @@ def lost_and_added(markdown: str, slug: str) -> tuple[list[str], list[str]]:
     words the source does not hold (a byline, a date, a reading time, a share box)."""
     written, got = source(slug), words(markdown)
     every = words(written)
-    lost = [line for line in written.splitlines() if words(line) and words(line) not in got]
+    # A fence's language is not text, and a page need not say it.
+    lost = [line for line in written.splitlines()
+            if words(line) and words(line) not in got and not line.lstrip().startswith("```")]
     added = [line for line in markdown.splitlines() if words(line) and words(line) not in every]
     return lost, added
