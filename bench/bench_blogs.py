@@ -1,7 +1,8 @@
 r"""Blogs built by real themes: what a crawl stores and how close each post is to its source.
 
 The blog fixtures (``tests/fixtures/blogs/``: three posts built by Hugo with PaperMod, Ananke,
-Mainroad, Beautiful Hugo, Coder and Stack, and by Jekyll with minima) are each served on loopback
+Mainroad, Beautiful Hugo, Coder and Stack, by Jekyll with minima and by Pelican with notmyidea and
+simple) are each served on loopback
 and crawled by ``scrapy crawl site`` (in process, no embedding). Per site:
 
 - **posts / other pages stored:** of the three posts, and pages that are not posts (a home, a post
@@ -11,7 +12,9 @@ and crawled by ``scrapy crawl site`` (in process, no embedding). Per site:
   out by design);
 - **lines added:** the stored Markdown's lines whose words the source does not hold (a title block,
   a byline, a date, a reading time, a share box, "Link to heading");
-- **title kept:** posts whose Markdown starts with their title.
+- **title kept:** posts whose Markdown starts with their title;
+- **titled / dated / authored:** posts whose item has the post's title (not the site's name), its
+  date as `published`, and its author.
 
 Run it on another checkout to compare (the fixtures and this script copied into it):
 
@@ -42,7 +45,8 @@ def measure(site: str, workdir: Path) -> dict:
     base = server.url.rstrip("/")
     paths = post_paths(site)
     row = {"site": site, "returncode": result.returncode, "posts": 0, "other_pages": [], "lines_lost": 0,
-           "lines_added": 0, "title_kept": 0, "source_lines": 0, "added": []}
+           "lines_added": 0, "title_kept": 0, "titled": 0, "dated": 0, "authored": 0, "source_lines": 0,
+           "added": []}
     for item in result.items:
         path = item["url"].removeprefix(base)
         if path not in paths:
@@ -54,7 +58,11 @@ def measure(site: str, workdir: Path) -> dict:
         row["lines_lost"] += len(lost)
         row["lines_added"] += len(added)
         row["added"] += added[:5]
-        row["title_kept"] += item["markdown"].startswith(("# ", POSTS[slug][0]))
+        title, date = POSTS[slug]
+        row["title_kept"] += item["markdown"].startswith(("# ", title))
+        row["titled"] += item["title"] == title
+        row["dated"] += (item.get("published") or "").startswith(date)
+        row["authored"] += item.get("author") == "Jane Doe"
     row["source_lines"] = sum(
         sum(1 for line in (BLOGS / "src" / "posts" / f"{slug}.md").read_text().splitlines() if line.strip())
         for slug in POSTS)
@@ -71,8 +79,8 @@ def main() -> None:
             rows.append(measure(site, Path(tmp)))
             row = rows[-1]
             print(f"{site:20s} posts {row['posts']}/{len(POSTS)}  other pages {len(row['other_pages'])}  "
-                  f"lines lost {row['lines_lost']}  added {row['lines_added']}  title kept {row['title_kept']}",
-                  flush=True)
+                  f"lines lost {row['lines_lost']}  added {row['lines_added']}  title kept {row['title_kept']}  "
+                  f"titled {row['titled']}  dated {row['dated']}  authored {row['authored']}", flush=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, check=False,
                             text=True).stdout.strip()
     report = {"date": datetime.date.today().isoformat(), "commit": commit, "sites": rows}
