@@ -73,7 +73,9 @@ def page_metadata(doc, url: str) -> dict:
     h1_elements = list(islice(doc.iter("h1"), 3))
     h1s = [collapse_space(el.text_content()).replace("¶", "").strip() for el in h1_elements]
     sites = {folded(name) for name in (metas.get("og:site_name"), metas.get("application-name")) if name}
-    sites |= {folded(text) for el, text in zip(h1_elements, h1s, strict=True) if _links_home(el, url)}
+    # An h1 linking home names the site, unless another h1 says the same (a header showing the page's title).
+    sites |= {folded(text) for el, text in zip(h1_elements, h1s, strict=True)
+              if _links_home(el, url) and sum(folded(other) == folded(text) for other in h1s) == 1}
     lang = (doc.get("lang") or doc.get("{http://www.w3.org/XML/1998/namespace}lang")
             or metas.get("content-language") or metas.get("og:locale") or "").strip()
     desc = metas.get("description") or metas.get("og:description") or metas.get("twitter:description")
