@@ -241,6 +241,22 @@ def test_line_number_gutters_dropped() -> None:
     assert "1\n2" not in md
 
 
+@pytest.mark.parametrize("block", [
+    # Hexo (highlight.js with line numbers): the language on the figure.
+    ("<figure class='highlight js'><table><tr><td class='gutter'><pre><span class='line'>1</span><br>"
+     "<span class='line'>2</span><br></pre></td><td class='code'><pre><span class='line'>const a = 1;</span><br>"
+     "<span class='line'>const b = 2;</span><br></pre></td></tr></table></figure>"),
+    # Jekyll's Rouge with line numbers.
+    ("<div class='language-js highlighter-rouge'><div class='highlight'><pre class='highlight'><code>"
+     "<table class='rouge-table'><tbody><tr><td class='rouge-gutter gl'><pre class='lineno'>1\n2\n</pre></td>"
+     "<td class='rouge-code'><pre>const a = 1;\nconst b = 2;\n</pre></td></tr></tbody></table></code></pre></div></div>"),
+], ids=["hexo", "rouge"])
+def test_line_numbered_code_tables_become_one_fence(block: str) -> None:
+    md = extract_page(_doc(f"<div role='main'><p>{FILLER}</p>{block}</div>"), "https://example.org/").markdown
+    assert "```js\nconst a = 1;\nconst b = 2;\n```" in md
+    assert "|" not in md and "1\n2" not in md
+
+
 def test_literal_markdown_characters_escaped_outside_code() -> None:
     html = _doc(
         "<article><h1>Escapes</h1><p>" + FILLER + "</p>"

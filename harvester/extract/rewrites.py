@@ -30,8 +30,13 @@ def _cls(name: str) -> str:
     return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
 
 
-_HIGHLIGHT_TABLES = etree.XPath(f".//table[{_cls('highlighttable')}]")
-_CODE_CELL = etree.XPath(f".//td[{_cls('code')}]")
+# Code laid out as a table of a line-number gutter and the code: Pygments' highlighttable, Hexo's
+# figure.highlight (td.gutter, td.code) and Rouge's rouge-table (td.rouge-gutter, td.rouge-code).
+_GUTTER_CELL = " or ".join(_cls(name) for name in ("gutter", "linenos", "rouge-gutter", "line-numbers"))
+_CODE_CELL_CLASS = f"({_cls('code')} or {_cls('rouge-code')})"
+_HIGHLIGHT_TABLES = etree.XPath(
+    f".//table[{_cls('highlighttable')} or (.//td[{_GUTTER_CELL}] and .//td[{_CODE_CELL_CLASS}]//pre)]")
+_CODE_CELL = etree.XPath(f".//td[{_CODE_CELL_CLASS}]")
 _OUTER_PRE = etree.XPath(".//pre[not(ancestor::pre)]")
 # "highlight-python" (Sphinx), "language-js" (Prism/highlight.js/MkDocs),
 # "lang-sh"; the hyphen is required so "highlighttable" is no language.
@@ -47,13 +52,17 @@ def prepare_code(main) -> None:
     language in data-lang; nested <pre> and highlighting markup vanish, so
     markdownify emits exactly one fence per block."""
     for table in _HIGHLIGHT_TABLES(main):
-        # Pygments line-number tables: keep only the code cell.
+        # Line-number tables: keep only the code cell.
         code = _CODE_CELL(table)
         if code:
             holder = lxml.html.Element("div")
             holder.extend(list(code[0]))
             holder.tail = table.tail
+            lang = _figure_language(table.getparent())
             table.getparent().replace(table, holder)
+            for pre in holder.iter("pre"):
+                if lang and not code_language(pre):
+                    pre.set("data-lang", lang)
     for pre in _OUTER_PRE(main):
         lang = code_language(pre)
         for br in pre.iter("br"):
@@ -68,6 +77,15 @@ def prepare_code(main) -> None:
         pre.tail = tail
         if lang:
             pre.set("data-lang", lang)
+
+
+def _figure_language(box) -> str:
+    """The language Hexo names beside "highlight" on a code figure (``figure.highlight.js``)."""
+    classes = (box.get("class") or "").split() if box is not None else []
+    if "highlight" not in classes:
+        return ""
+    others = [c for c in classes if c != "highlight"]
+    return _lang_alias(others[0]) if len(others) == 1 else ""
 
 
 def code_language(pre) -> str:
