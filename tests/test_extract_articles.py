@@ -301,6 +301,18 @@ def test_an_article_title_in_a_lower_heading_goes_before_the_story_only() -> Non
     assert md.startswith("Generators are lazy") and "\n## Release day\n" in md
 
 
+def test_an_article_keeps_its_code_whatever_the_highlighter_calls_its_tokens() -> None:
+    """Prism's "token comment", highlight.js's "hljs-comment" and "hljs-meta" name code tokens the
+    way comment threads and metadata boxes are named: inside a code block they are code."""
+    code = ("<pre class='language-js'><code class='language-js'><span class='token comment'>// In another module</span>\n"
+            "<span class='token keyword'>const</span> a = <span class='hljs-meta'>1</span>;\n"
+            "<span class='hljs-comment'>// hljs comment</span>\n<span class='hidden'>b</span>;\n</code></pre>")
+    html = (f'<!doctype html><html><head><title>Post</title><meta property="og:type" content="article"></head>'
+            f"<body><main><h1>Post</h1><p>{PARA}</p>{code}<p>{PARA}</p></main></body></html>")
+    md = extract_page(html, "http://127.0.0.1:18300/posts/code/").markdown
+    assert "```js\n// In another module\nconst a = 1;\n// hljs comment\nb;\n```" in md
+
+
 # A news story's photos the way news themes write them: a lead photo whose alt text repeats its caption
 # and credit, a photo inside the text, and a figure that holds a code listing (a developer blog's).
 PHOTOS = f"""<!doctype html><html><head><title>Harbour crane</title>

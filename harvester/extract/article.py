@@ -84,7 +84,8 @@ def prune_article(main: HtmlElement) -> None:
         # A comment thread can be many times the post it follows: no share limit for it.
         boxed = _is_comments(el, tag) or (
             (_is_boilerplate(el, tag) or _is_dateline(el, tag)) and _text_len(el) <= limit)
-        if boxed and not _holds_title(el):
+        # A highlighter's token (Prism's "token comment", highlight.js's "hljs-meta") is code.
+        if boxed and not _holds_title(el) and next(el.iterancestors("pre", "code"), None) is None:
             doomed.append(el)
     for el in _outermost(doomed):
         _drop(el)
@@ -654,7 +655,8 @@ def drop_hidden(main: HtmlElement) -> None:
               and _AD_LABEL.fullmatch(el.text.strip(" -–—:|*[]()\n\t")) and not _inline(el)):
             doomed.append(el)  # its box, if it has one, is left empty
     for el in _outermost(doomed):
-        _drop(el)
+        if next(el.iterancestors("pre", "code"), None) is None:  # code is shown as written
+            _drop(el)
 
 
 # A Markdown link or image, and the list marker a line of them may start with.
