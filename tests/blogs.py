@@ -27,6 +27,9 @@ SITES = {  # site -> (each post's path, the listings among its pages)
     # notmyidea's home shows the newest post whole, titled by a link to its page.
     "pelican-notmyidea": ("/{title}.html", PELICAN_LISTINGS),
     "pelican-simple": ("/{title}.html", PELICAN_LISTINGS),
+    # Line-numbered highlight.js blocks (figure.highlight tables); its month archives list no post.
+    "hexo-landscape": ("/{date}/{slug}/", {"/", "/archives/", "/archives/2024/", "/categories/Engineering/",
+                                            "/tags/engineering/", "/tags/process/"}),
 }
 # Sites whose posts name their author nowhere a page's metadata is read from (Ananke's "By <strong>"
 # and Mainroad's and Stack's plain bylines link no author page).
