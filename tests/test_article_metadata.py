@@ -127,6 +127,8 @@ def test_time_in_a_single_post_metadata_block() -> None:
             "February 11, 2024</time></li></ul></nav>")
     body = meta + "<article><h1>Post</h1>" + BODY + "</article>"
     assert meta_of(page(body=body))["published"] == "2024-02-11T00:00:00Z"
+    eleventy = '<ul class="post-metadata"><li><time datetime="2024-04-13">13 April 2024</time></li></ul>'
+    assert meta_of(page(body="<h1>Post</h1>" + eleventy + BODY))["published"] == "2024-04-13"
     # Two posts' metadata (a related-posts box): neither is surely the page's.
     related = "".join(f'<div class="post-meta"><time datetime="20{n}-01-01">then</time></div>' for n in (10, 12))
     assert meta_of(page(body="<article><h1>Post</h1>" + BODY + "</article>" + related))["published"] is None

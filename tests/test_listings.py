@@ -153,7 +153,7 @@ def test_each_listing_is_told_by_its_items_or_by_a_hint_with_fewer() -> None:
     untitled = bare.replace("<h1>March 2024</h1>", "<h1>Writing</h1>").replace("March 2024 – Page 2", "Writing")
     assert classify_page(untitled, extracted_chars=1000, url=url).reason == "entries"  # each post an <article>
     unmarked = untitled
-    for tag in ("article", "header", "footer"):
+    for tag in ("article", "header", "footer", "time"):
         unmarked = unmarked.replace(f"<{tag}", "<div").replace(f"</{tag}>", "</div>")
     assert classify_page(unmarked, extracted_chars=1000, url=url).type is PageType.CONTENT
     schema = '<script type="application/ld+json">{"@context":"https://schema.org","@type":["WebPage","CollectionPage"]}</script>'
@@ -189,8 +189,8 @@ def test_a_docs_generator_that_writes_pages_whole_keeps_its_indexes() -> None:
 
 
 def test_two_or_three_entries_marked_as_entries_make_a_listing() -> None:
-    """A tag page with three posts and no other hint: each item an <article>, or its title link
-    rel="bookmark" (Hugo Mainroad's and WordPress themes' archives)."""
+    """A tag page with three posts and no other hint: each item an <article>, its title link
+    rel="bookmark" (Hugo Mainroad's and WordPress themes' archives), or dated by a <time>."""
     entries = "".join(f'<article class="list__item post"><h2><a href="/posts/p-{n}/">Post number {n}</a></h2>'
                       f"<div>{excerpt(n, 500)}</div></article>" for n in range(3))
     tag = page(f"<main><h1>process</h1>{entries}</main>", title="process - Example blog")
@@ -200,6 +200,13 @@ def test_two_or_three_entries_marked_as_entries_make_a_listing() -> None:
     assert classify_page(bookmarked, extracted_chars=1000, url=f"{SITE}/tags/process/").type is PageType.LISTING
     plain = bookmarked.replace(' rel="bookmark"', "")
     assert classify_page(plain, extracted_chars=1000, url=f"{SITE}/tags/process/").type is PageType.CONTENT
+    # Eleventy's base blog: a list of links, each dated by a <time>.
+    dated = page('<main><h1>Latest 3 Posts</h1><ol class="postlist">' + "".join(
+        f'<li><a href="/blog/p-{n}/">Post number {n}</a> <time datetime="2024-03-0{n + 1}">{n + 1} March 2024</time></li>'
+        for n in range(3)) + "</ol></main>")
+    assert classify_page(dated, extracted_chars=1000, url=f"{SITE}/").type is PageType.LISTING
+    assert classify_page(dated.replace("<time", "<span").replace("</time>", "</span>"), extracted_chars=1000,
+                         url=f"{SITE}/").type is PageType.CONTENT
 
 
 def overlay_entry(n: int) -> str:

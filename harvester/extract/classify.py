@@ -72,10 +72,10 @@ NAV_ONLY_TEXT = 80
 SEARCH_TEXT = 600
 # A listing: at least this many items (links to pages of the site), or LISTING_HINTED_ITEMS with
 # pagination, an archive title, a collection schema, a breadcrumb trail, og:type "website" or items
-# marked as entries (each an <article>, or its title link rel="bookmark"); at most LISTING_OWN_TEXT
-# characters of main content outside the items (a title, a one-line description, an author's short
-# bio), ARTICLE_OWN_TEXT when the page's h1 heads an <article> of its own (a short post followed by
-# related posts); and items holding at least twice that text.
+# marked as entries (each an <article>, its title link rel="bookmark", or dated by a <time>); at most
+# LISTING_OWN_TEXT characters of main content outside the items (a title, a one-line description, an
+# author's short bio), ARTICLE_OWN_TEXT when the page's h1 heads an <article> of its own (a short
+# post followed by related posts); and items holding at least twice that text.
 LISTING_ITEMS = 4
 LISTING_HINTED_ITEMS = 2
 LISTING_OWN_TEXT = 400
@@ -479,7 +479,7 @@ class ListingShape:
     item_chars: int = 0
     own_chars: int = 0  # the main content's text outside the items, up to what decides
     article_h1: bool = False
-    entries: int = 0  # outermost items marked as entries: an <article>, a title link rel="bookmark"
+    entries: int = 0  # outermost items marked as entries: an <article>, a title link rel="bookmark", a <time>
 
     @property
     def needs_hints(self) -> bool:
@@ -506,7 +506,8 @@ class ListingShape:
             return cls()
         outer = {item for item in items if not any(a in items for a in item.iterancestors())}
         item_chars = sum(items[item][0] for item in outer)
-        entries = sum(1 for item in outer if item.tag == "article" or "bookmark" in (items[item][2].get("rel") or ""))
+        entries = sum(1 for item in outer if item.tag == "article" or "bookmark" in (items[item][2].get("rel") or "")
+                      or next(item.iter("time"), None) is not None)
         return cls(items=len(pages), item_chars=item_chars, own_chars=_own_chars(region, outer, LISTING_OWN_TEXT),
                    article_h1=_heads_an_article(h1, outer), entries=entries)
 

@@ -321,7 +321,7 @@ def _byline_name(a) -> str | None:
 
 
 # The class of a post's metadata block: "entry-meta", "post-meta", "md-post__meta", "post-info".
-_POST_META = re.compile(r"\b[\w-]*(?:post|entry|article)[_-]+(?:meta|info|date|details)\b", re.I)
+_POST_META = re.compile(r"\b[\w-]*(?:post|entry|article)[_-]+(?:meta(?:data)?|info|date|details)\b", re.I)
 
 
 def _from_header_time(doc) -> dict[str, str | None]:
