@@ -30,10 +30,12 @@ SITES = {  # site -> (each post's path, the listings among its pages)
     # Line-numbered highlight.js blocks (figure.highlight tables); its month archives list no post.
     "hexo-landscape": ("/{date}/{slug}/", {"/", "/archives/", "/archives/2024/", "/categories/Engineering/",
                                             "/tags/engineering/", "/tags/process/"}),
+    # Lists of links dated by a <time>.
+    "eleventy-base-blog": ("/blog/{slug}/", {"/", "/blog/", "/tags/engineering/", "/tags/process/"}),
 }
 # Sites whose posts name their author nowhere a page's metadata is read from (Ananke's "By <strong>"
-# and Mainroad's and Stack's plain bylines link no author page).
-NO_AUTHOR = {"hugo-ananke", "hugo-mainroad", "hugo-stack"}
+# and Mainroad's and Stack's plain bylines link no author page; Eleventy's starter shows none).
+NO_AUTHOR = {"hugo-ananke", "hugo-mainroad", "hugo-stack", "eleventy-base-blog"}
 # Sites whose code blocks do not say their language (Pelican's Pygments blocks).
 UNLABELLED_CODE = {"pelican-notmyidea", "pelican-simple"}
 

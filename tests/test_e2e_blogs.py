@@ -1,11 +1,12 @@
 """Crawls of real blog themes: the same three posts built by Hugo with PaperMod, Ananke, Mainroad,
-Beautiful Hugo, Coder and Stack, by Jekyll with minima, by Pelican with notmyidea and simple and by
-Hexo with landscape (``tests/fixtures/blogs/``, built by its ``build.py`` and committed). Most Hugo
-themes write Hugo's generator meta, blogs' too: these must be read as blogs, not as a documentation
-theme. Each crawl (``site``) stores the posts and nothing else (the home, post list and tag pages
-are listings, followed and not stored), and each post's Markdown is its source's text, without the
-theme's title block, byline, reading time, share links, tags or post navigation, with its date and
-author. Every expectation comes from the posts' Markdown sources, not from the themes' HTML."""
+Beautiful Hugo, Coder and Stack, by Jekyll with minima, by Pelican with notmyidea and simple, by Hexo
+with landscape and by Eleventy's starter blog (``tests/fixtures/blogs/``, built by its ``build.py``
+and committed). Most Hugo themes write Hugo's generator meta, blogs' too: these must be read as
+blogs, not as a documentation theme. Each crawl (``site``) stores the posts and nothing else (the
+home, post list and tag pages are listings, followed and not stored), and each post's Markdown is
+its source's text, without the theme's title block, byline, reading time, share links, tags or post
+navigation, with its date and author. Every expectation comes from the posts' Markdown sources, not
+from the themes' HTML."""
 
 from __future__ import annotations
 
