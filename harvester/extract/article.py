@@ -610,8 +610,6 @@ def _repeats_title(text: str, title: str) -> bool:
     return bool(text) and text in title and len(text) >= _TITLE_SHARE * len(title)
 
 
-
-
 # What a theme hides until a script shows it (a gallery's overlay, its counters, a second copy of a
 # caption): the attribute, an inline style, or the class name every CSS framework hides.
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)

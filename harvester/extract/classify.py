@@ -729,7 +729,9 @@ def _collection_schema(doc: lxml.html.HtmlElement, json_ld: list[str]) -> bool:
     return any(_COLLECTION_TYPE.search(text) for text in json_ld) or bool(_COLLECTION_ITEMTYPE(doc))
 
 
-_ITEM_DEPTH = 7  # an item's title link sits at most this deep in it (div > article > div > div > div > h1 > a: utility-class themes nest deep)
+# An item's title link sits at most this deep in it: div > article > div > div > div > h1 > a in a
+# theme built of utility classes (Hugo's Ananke).
+_ITEM_DEPTH = 7
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _CARD_BLOCKS = (*_HEADINGS, "div", "p", "article", "section", "li")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
