@@ -556,6 +556,7 @@ def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[
     """The elements of ``region`` that are items of a run (``ListingShape``), outer and inner ones
     alike, with their text's length, their title link's href and the link."""
     navigation: dict[lxml.html.HtmlElement, bool] = {}
+    columns: dict[lxml.html.HtmlElement, bool] = {}  # by parent: a column of bare links (_link_column)
     # (parent, tag of the children) -> each child holding a titled site link, with its first one
     groups: dict[tuple[lxml.html.HtmlElement, str], dict[lxml.html.HtmlElement, lxml.html.HtmlElement]] = {}
     looked = 0
@@ -578,7 +579,10 @@ def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[
         # A link is an item itself when it is a card (it holds a heading or a block) or one of a
         # column of bare links (Bootstrap's list-group); links in a line of text are not, their
         # line may be.
-        if holders and next(link.iter(*_CARD_BLOCKS), None) is None and not _in_link_column(link):
+        parent = link.getparent()
+        if parent is not None and parent not in columns:
+            columns[parent] = _link_column(parent)
+        if holders and next(link.iter(*_CARD_BLOCKS), None) is None and not columns.get(parent):
             holders.pop(0)
         for holder in holders[:_ITEM_DEPTH]:
             groups.setdefault((holder.getparent(), holder.tag), {}).setdefault(holder, link)
@@ -659,14 +663,13 @@ def _item_chars(member: lxml.html.HtmlElement, title: lxml.html.HtmlElement) -> 
     return chars if any(el.tag in _HEADINGS for el in _ancestors_within(title, member)) else 0
 
 
-def _in_link_column(link: lxml.html.HtmlElement) -> bool:
-    """Whether ``link`` stands beside another link with no text between them and none around them
-    in its parent: links laid out as a column of blocks, not words of a sentence."""
-    parent = link.getparent()
-    if parent is None or (parent.text or "").strip():
+def _link_column(parent: lxml.html.HtmlElement) -> bool:
+    """Whether ``parent`` holds only links, two or more, with no text between or around them: links
+    laid out as a column of blocks, not words of a sentence."""
+    if (parent.text or "").strip():
         return False
-    siblings = list(parent)
-    return len(siblings) >= 2 and all(el.tag == "a" and not (el.tail or "").strip() for el in siblings)
+    children = list(parent)
+    return len(children) >= 2 and all(el.tag == "a" and not (el.tail or "").strip() for el in children)
 
 
 def _is_card_overlay(link: lxml.html.HtmlElement) -> bool:

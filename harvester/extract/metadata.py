@@ -315,7 +315,7 @@ def _byline_name(a) -> str | None:
     name = collapse_space(a.text_content())
     if not name or len(name.split()) > _NAME_WORDS or any(c.isdigit() for c in name) or not _is_name(name):
         return None
-    if any("comment" in f"{el.get('class') or ''} {el.get('id') or ''}".lower() for el in a.iterancestors()):
+    if any(_COMMENTS.search(f"{el.get('class') or ''} {el.get('id') or ''}") for el in a.iterancestors()):
         return None
     return name
 
