@@ -45,8 +45,7 @@ def measure(site: str, workdir: Path) -> dict:
     base = server.url.rstrip("/")
     paths = post_paths(site)
     row = {"site": site, "returncode": result.returncode, "posts": 0, "other_pages": [], "lines_lost": 0,
-           "lines_added": 0, "title_kept": 0, "titled": 0, "dated": 0, "authored": 0, "source_lines": 0,
-           "added": []}
+           "lines_added": 0, "title_kept": 0, "titled": 0, "dated": 0, "authored": 0, "added": []}
     for item in result.items:
         path = item["url"].removeprefix(base)
         if path not in paths:
@@ -63,9 +62,6 @@ def measure(site: str, workdir: Path) -> dict:
         row["titled"] += item["title"] == title
         row["dated"] += (item.get("published") or "").startswith(date)
         row["authored"] += item.get("author") == "Jane Doe"
-    row["source_lines"] = sum(
-        sum(1 for line in (BLOGS / "src" / "posts" / f"{slug}.md").read_text().splitlines() if line.strip())
-        for slug in POSTS)
     return row
 
 
