@@ -251,10 +251,11 @@ def test_search_refuses_a_collection_of_the_old_lexical_encoding(tmp_path):
 def test_weak_evidence_near_a_halfs_last_candidate_counts_little(docs_crawl):
     """Each half measured from its weakest candidate, through ``scrapy search`` on the real store:
     the quickstart (its "Message Flashing" section) is BM25's first page and the model's third; the
-    tutorial's blog page, which flashes messages in its code, is the model's second and BM25's
-    15th, barely above what BM25 did not return. Counted from nothing, that weak BM25 evidence
-    ranked it first."""
+    tutorial's blog page, which flashes messages in its code, is the model's second and far down
+    BM25's list, and does not climb over it. (Counted from nothing, that weak BM25 evidence ranked
+    the blog page first on some crawls and not on others: the two are near a tie that the loopback
+    port in the pages' links moves, so the contrast is tested on fixed candidates in
+    tests/test_fusion.py.)"""
     _, workdir, _ = docs_crawl
     query = "show a one time notice after redirecting"
     assert searched_paths(workdir, query, 3)[0] == "/quickstart.html"
-    assert searched_paths_tuned(workdir, query, 3, baseline=0.0)[0] == "/tutorial/blog.html"
