@@ -56,10 +56,15 @@ from harvester.fetch.encoding import decode_mixed
 _CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.I)
 
 
+_LINK_TARGET = re.compile(r"\]\((?:[^()\s]++|\([^)\s]*+\))*+(?:\s+\"[^\"]*\")?\)")
+_MARKUP = re.compile(r"[#*_`|>\\\[\]!-]+")
+
+
 def norm(text: str) -> str:
-    r"""Text as compared: the Markdown punctuation `visible_text` drops (``#*_`|>\[]!-``) dropped from
-    snippets and both outputs alike, whitespace collapsed."""
-    return visible_text(text)
+    r"""Text as compared: link targets and the Markdown punctuation ``#*_`|>\[]!-`` dropped from
+    snippets and both outputs alike, whitespace collapsed. Dropped, not spaced: a link or emphasis
+    that touches punctuation (``[Frankreich](...).``, ``**Moderator**:``) reads as the page shows it."""
+    return " ".join(_MARKUP.sub("", _LINK_TARGET.sub("]", text)).split())
 
 
 def decode(body: bytes) -> str:
@@ -73,11 +78,16 @@ def decode(body: bytes) -> str:
     return decode_mixed(body)
 
 
-def harvester_text(body: bytes, url: str) -> str | None:
+def harvester_markdown(body: bytes, url: str) -> str | None:
     try:
-        return visible_text(extract_page(decode(body), url).markdown)
+        return extract_page(decode(body), url).markdown
     except NoContent:
         return None
+
+
+def harvester_text(body: bytes, url: str) -> str | None:
+    markdown = harvester_markdown(body, url)
+    return visible_text(markdown) if markdown is not None else None
 
 
 def trafilatura_text(body: bytes, url: str) -> str | None:
@@ -85,7 +95,7 @@ def trafilatura_text(body: bytes, url: str) -> str | None:
                                include_formatting=False)
 
 
-METHODS = {"harvester": harvester_text, "trafilatura": trafilatura_text}
+METHODS = {"harvester": harvester_markdown, "trafilatura": trafilatura_text}
 
 
 def count(item: dict, result: str | None) -> tuple[int, int, int, int]:
