@@ -282,6 +282,19 @@ def test_spans_are_written_as_their_text() -> None:
     assert "\n\nFirst paragraph in a span.\n\nSecond one, nested twice.\n" in md
 
 
+def test_text_is_composed_and_ruby_readings_left_out() -> None:
+    """Text written with combining marks is stored composed (NFC), as queries are typed, but a
+    character NFC would replace on its own (the Kelvin sign) is the one the page means; a ruby's
+    reading would split the word it reads."""
+    decomposed = "Cafe\u0301 co\u0301n leche, at 300 \u212a"
+    html = _doc(f"<article><h1>Cafe\u0301</h1><p>{FILLER}</p><p>{decomposed}.</p>"
+                "<p>Read <ruby>漢<rp>(</rp><rt>かん</rt><rp>)</rp>字<rp>(</rp><rt>じ</rt><rp>)</rp></ruby> aloud.</p></article>")
+    page = extract_page(html, "https://example.org/")
+    assert "Café cón leche, at 300 \u212a." in page.markdown and "\u0301" not in page.markdown
+    assert page.headings[0]["text"] == "Café"
+    assert "Read 漢字 aloud." in page.markdown
+
+
 def test_docusaurus_layout() -> None:
     html = _doc(
         "<nav class='navbar'><a href='/'>My Site</a><a href='/blog'>Blog</a></nav>"

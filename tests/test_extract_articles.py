@@ -10,6 +10,7 @@ from harvester.chunking.context import context_line, heading_paths
 from harvester.extract.article import (
     declares_article,
     drop_title_heading,
+    drop_trailing_headings,
     narrow_article,
     prune_article,
     trim_link_tail,
@@ -254,9 +255,10 @@ EDGES = f"""<!doctype html><html><head><title>Harbour crane</title>
 def test_an_article_page_leaves_out_the_labels_around_its_story() -> None:
     md = extract_page(EDGES, "http://127.0.0.1:18300/news/crane").markdown
     for kept in ("# A new crane for the harbour", "arrived by sea", "twice the weight", "in service from spring",
-                 "Thanks for reading!", "Tell us what YOU think"):
+                 "Thanks for reading!"):
         assert kept in md
-    for label in ("HARBOUR NEWS", "19:09", "Updated", "Advert", "comments"):
+    # The comment prompt's heading, over nothing once the comments went, goes too.
+    for label in ("HARBOUR NEWS", "19:09", "Updated", "Advert", "comments", "Tell us what YOU think"):
         assert label not in md
 
 
@@ -472,3 +474,82 @@ def test_an_article_page_leaves_out_hidden_blocks_advert_labels_and_datelines() 
     for chrome in ("Back to Gallery", "1 / 8", "ADVERTISEMENT", "Related coverage", "Council approves",
                    "UPDATED", "novembro", "10:02", "WhatsApp", "More:", "ferry timetable", "Cranes of the north", "DON'T MISS", "pilots think"):
         assert chrome not in md, chrome
+
+
+# The headings a generic page ends with, over nothing: what the cleaning left of a newsletter box, a
+# related-stories list or a comment form after the story.
+STORY = "The first tram left at six, and the mayor was on it."
+
+
+@pytest.mark.parametrize(("md", "expected"), [
+    (f"{STORY}\n\n## Get our newsletter\n\n### More from the city\n", STORY),
+    (f"{STORY}\n\n---\n\n#### Share this story\n\n\\\n", STORY),
+    # Within the text, a heading over a photo the cleaning took still names its part of the post.
+    (f"## Check the stream\n\n## Moderate the chat\n\n{STORY}\n", None),
+    # Code is text, and a line of it that starts with # is no heading.
+    ("## Run it\n\n```sh\n# start the tram\n```\n", None),
+    # A heading that reads as prose is text: a standfirst, a pull quote.
+    (f"{STORY}\n\n#### The mayor said the line would run all night. Nobody believed him.\n", None),
+    # A heading that is a link is an entry of a list: an index page's, a "See also".
+    (f"{STORY}\n\n## See also\n\n### [Ferry timetable](http://a/f)\n", None),
+])
+def test_the_headings_a_page_ends_with_over_nothing_are_left_out(md: str, expected: str | None) -> None:
+    assert drop_trailing_headings(md).strip() == (expected if expected is not None else md.strip())
+
+
+NEWSLETTER = f"""<!doctype html><html><head><title>Tram line opens</title>
+<meta property="og:type" content="article"></head><body><main><article><h1>Tram line opens</h1>
+<p>{PARA}</p><h2>The route</h2><p>{PARA} It runs from the station to the harbour.</p>
+<div class="box"><div class="box-head"><h2>Get our newsletter</h2></div>
+<form action="/subscribe"><input type="email" name="email"><button>Subscribe</button></form></div>
+</article></main></body></html>"""
+
+
+def test_an_article_page_leaves_out_the_heading_of_a_box_the_cleaning_took() -> None:
+    page = extract_page(NEWSLETTER, "http://127.0.0.1:18300/news/tram")
+    assert page.markdown.rstrip().endswith("It runs from the station to the harbour.")
+    assert "newsletter" not in page.markdown
+    assert [heading["text"] for heading in page.headings] == ["The route"]
+
+
+# A blog engine that writes the post into <noscript> (its script renders it): the schema.org body is
+# empty once the cleaning drops <noscript>, and trafilatura, given the page as it came, finds the post.
+NOSCRIPT = f"""<!doctype html><html><head><title>Safer browsing - Security blog</title></head><body>
+<header><h1><a href="/">Security blog</a></h1></header><div class="post"><h2>Safer browsing</h2>
+<div class="post-content" itemprop="articleBody"><script type="text/template"><p>{PARA}</p></script>
+<noscript><p>{PARA}</p><p>Phishing sites rotate their domains quickly, so a list updated every half hour
+misses some of them; checking each page as it loads catches them.</p>
+<p>The check sends a hash prefix of the address, never the address itself.</p></noscript></div></div>
+<footer><p>Privacy - Terms</p></footer></body></html>"""
+
+
+def test_a_candidate_too_short_after_its_cleaning_leaves_trafilatura_the_page_as_it_came() -> None:
+    page = extract_page(NOSCRIPT, "http://127.0.0.1:18300/2024/05/safer.html")
+    assert not page.degraded
+    assert "Phishing sites rotate their domains" in page.markdown
+    assert "never the address itself" in page.markdown
+
+
+# A page marks one article body. Several are one story's sections (siblings), or else the excerpts of
+# the cards that link other stories, none of them this page's.
+SECTIONS = f"""<!doctype html><html><head><title>Fire season</title>
+<meta property="og:type" content="article"></head><body><main><article><h1>Fire season</h1>
+<div class="container"><section itemprop="articleBody"><p>{PARA} The first part.</p></section>
+<div class="ad-slot"></div><section itemprop="articleBody"><p>{PARA} The second part.</p></section>
+<section itemprop="articleBody"><p>{PARA} The third part.</p></section></div>
+</article></main></body></html>"""
+CARDS = f"""<!doctype html><html><head><title>Why Rust</title>
+<meta property="og:type" content="article"></head><body><main><article class="post"><h1>Why Rust</h1>
+<p>{PARA} Rust has been the most loved language for years.</p><p>{PARA} Going beyond the technical points.</p>
+</article><aside><h2>Related</h2>""" + "".join(
+    f'<article class="card"><h3><a href="/p/{n}">Post {n}</a></h3><div itemprop="articleBody">'
+    f"What inspires someone to become a developer, part {n}?</div></article>" for n in range(3)) + """
+</aside></main></body></html>"""
+
+
+def test_several_article_bodies_are_one_storys_sections_or_none_of_them_the_pages() -> None:
+    sections = extract_page(SECTIONS, "http://127.0.0.1:18300/news/fire").markdown
+    assert all(part in sections for part in ("The first part.", "The second part.", "The third part."))
+    cards = extract_page(CARDS, "http://127.0.0.1:18300/blog/why-rust").markdown
+    assert "Rust has been the most loved" in cards and "Going beyond" in cards
+    assert "What inspires" not in cards

@@ -27,13 +27,14 @@ from lxml import etree
 
 from harvester.extract.converters.conventions import tidy_markdown, visible_text
 from harvester.extract.metadata import folded
+from harvester.markdown.grammar import Line, classify_lines
 from harvester.markdown.grammar import heading as md_heading
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["declares_article", "drop_hidden", "drop_media", "drop_title", "drop_title_heading", "narrow_article",
-           "prune_article", "prune_link_blocks", "trim_article_edges", "trim_link_tail"]
+__all__ = ["declares_article", "drop_hidden", "drop_media", "drop_title", "drop_title_heading", "drop_trailing_headings",
+           "narrow_article", "prune_article", "prune_link_blocks", "trim_article_edges", "trim_link_tail"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
 # Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
@@ -674,11 +675,49 @@ def trim_link_tail(md: str) -> str:
             continue
         if line.lstrip().startswith(("```", "~~~", "|")):
             break
-        text = visible_text(_MD_ITEM.sub("", line))
-        linked = sum(len(visible_text(m.group(1))) for m in _MD_LINK.finditer(line))
-        if not text or linked < _LINKED_LINE * len(text):
+        if _linked_share(_MD_ITEM.sub("", line)) < _LINKED_LINE:
             break
         end -= 1
     if end == len(lines):
         return md
     return tidy_markdown("\n".join(lines[:end]))
+
+
+def _linked_share(line: str) -> float:
+    """The share of a Markdown line's shown text that is the text of its links (0 with no text)."""
+    text = visible_text(line)
+    linked = sum(len(visible_text(m.group(1))) for m in _MD_LINK.finditer(line))
+    return linked / len(text) if text else 0.0
+
+
+_WORD = re.compile(r"\w")
+# A heading this long, or this long and ending as a sentence ends, is prose: a label is shorter.
+_PROSE_HEADING = 100
+_SENTENCE_HEADING = 60
+_CLOSING_MARKS = " \"'”’»)"
+
+
+def _reads_as_prose(text: str) -> bool:
+    shown = visible_text(text).rstrip(_CLOSING_MARKS)
+    return len(shown) >= _PROSE_HEADING or (len(shown) >= _SENTENCE_HEADING and shown.endswith((".", "!", "?", "…")))
+
+
+def drop_trailing_headings(md: str) -> str:
+    """``md`` (a generic page's Markdown) without the headings it ends with, which head nothing. The
+    cleaning takes a newsletter's form, a related-stories list, a tag cloud, a comment form after the
+    story, and leaves their headings behind. Within the text, a heading over what was dropped (a
+    photo, an embed) still names its part of the page and stays; so do a heading that reads as prose,
+    which is text, and one that is a link, an entry of a list (an index page's, a "See also")."""
+    lines = md.split("\n")
+    last = -1  # the last line of text
+    for index, (line, kind) in enumerate(classify_lines(lines)):
+        found = md_heading(line) if kind is Line.TEXT else None
+        if found and not _reads_as_prose(found[1]):
+            text = _linked_share(found[1]) >= _LINKED_LINE
+        else:  # code is text; a blank line, a rule or a hard break is not
+            text = kind is not Line.TEXT or bool(_WORD.search(visible_text(line)))
+        if text:
+            last = index
+    if not any(md_heading(line) for line in lines[last + 1:]):
+        return md
+    return tidy_markdown("\n".join(lines[:last + 1]))

@@ -22,11 +22,12 @@ from harvester.urls.links import BoundedCache, join_key, relative_to_page
 
 __all__ = ["DROP_TAGS", "absolutize_links", "prepare_main"]
 
-# Elements that never carry article text.
+# Elements that never carry article text. A ruby's reading (``rt``, with its ``rp`` parentheses) is
+# a pronunciation aid above the text: inline, it splits the words it reads.
 DROP_TAGS = frozenset({
     "script", "style", "noscript", "template", "nav", "button", "svg", "form", "iframe", "object",
     "embed", "input", "select", "textarea", "canvas", "dialog", "link", "meta", "title", "head",
-    "colgroup", "col",
+    "colgroup", "col", "rt", "rp",
 })
 _DROP_ROLES = frozenset({"navigation", "search", "banner", "contentinfo", "complementary"})
 # A cookie/consent word next to a widget word ("cookie-banner",

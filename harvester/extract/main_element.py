@@ -64,14 +64,29 @@ def generic_candidates(sc: Scan) -> Iterator[tuple[HtmlElement, bool]]:
     wrapper, so trafilatura gets a chance when they are short."""
     ranked = []
     articles = sum(1 for el in sc.mains if el.tag == "article")
+    bodies = _article_bodies(sc.mains)
+    if len(bodies) > 1:
+        parent = bodies[0].getparent()
+        if parent is not None and parent.tag != "body" and all(body.getparent() is parent for body in bodies):
+            ranked.append((0, -1, parent))  # one story's sections, each marked as its body
     for order, el in enumerate(sc.mains):
-        rank = _main_rank(el, articles)
+        rank = None if len(bodies) > 1 and el.get("itemprop") == "articleBody" else _main_rank(el, articles)
         if rank is not None:
             ranked.append((rank, order, el))
     ranked.sort(key=lambda r: (r[0], r[1]))
     for rank, _, el in ranked:
         if has_text(el):
             yield el, rank < _UNTRUSTED_RANK
+
+
+def _article_bodies(mains: list[HtmlElement]) -> list[HtmlElement]:
+    """The page's schema.org ``articleBody`` elements that no other one holds. A page has one article
+    body: several are the sections of one story (siblings), else the excerpts of the cards that
+    link other stories, none of them this page's."""
+    bodies = [el for el in mains if el.get("itemprop") == "articleBody"]
+    if len(bodies) < 2:
+        return bodies
+    return [el for el in bodies if not any(other in bodies for other in el.iterancestors())]
 
 
 def has_text(el: HtmlElement) -> bool:

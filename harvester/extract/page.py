@@ -35,7 +35,10 @@ is safe to run in worker threads.
 """
 from __future__ import annotations
 
+import copy
 import re
+import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -48,6 +51,7 @@ from harvester.extract.article import (
     drop_media,
     drop_title,
     drop_title_heading,
+    drop_trailing_headings,
     narrow_article,
     prune_article,
     prune_link_blocks,
@@ -166,6 +170,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
         container = named_container(root)
         if container is not None:
             candidates = [(container, False)]
+    originals = _originals(candidates)
     for main, trusted in candidates:
         if article:
             narrow_article(main)
@@ -182,6 +187,9 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
             # After the generic cleaning, which takes a header for chrome once it holds no heading.
             drop_title(main, meta["title"])
         md = convert(main)  # tidied by the converter (register_converter)
+        headings = element_headings(main)
+        if article:
+            md, headings = _without_trailing_headings(md, headings)
         text = visible_text(md)
         if not text:
             continue
@@ -189,9 +197,9 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
             continue
         if len(text) < min_chars:
             raise NoContent("too_short", f"{len(text)} chars", generator)
-        return _page(meta, md, element_headings(main), degraded=False, generator=generator, text=text,
-                     anchors=anchors)
+        return _page(meta, md, headings, degraded=False, generator=generator, text=text, anchors=anchors)
 
+    _restore(originals)
     if links:
         drop_media(root)  # an article's photos are credits and captions here too
     absolutize_links(root, base)
@@ -200,6 +208,8 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
     if links:
         # From the Markdown: trafilatura finds the article by its title heading.
         md = trim_link_tail(drop_title_heading(md, meta["title"]))
+    if article:
+        md = drop_trailing_headings(md)
     text = visible_text(md)
     if len(text) >= min_chars:
         return _page(meta, md, markdown_headings(md), degraded=False, generator=generator, text=text)
@@ -303,6 +313,43 @@ def _sanitize_tree(root, html: str | bytes) -> None:
 # Fallbacks
 # --------------------------------------------------------------------------
 
+def _without_trailing_headings(md: str, headings: list[dict]) -> tuple[str, list[dict]]:
+    """``drop_trailing_headings`` on a generic page's Markdown, and its headings less those it dropped."""
+    kept = drop_trailing_headings(md)
+    if kept == md:
+        return md, headings
+    dropped = Counter(map(_heading_key, markdown_headings(md))) - Counter(map(_heading_key, markdown_headings(kept)))
+    remaining = []
+    for found in reversed(headings):  # the page's last ones went
+        key = _heading_key(found)
+        if dropped[key]:
+            dropped[key] -= 1
+        else:
+            remaining.append(found)
+    return kept, remaining[::-1]
+
+
+def _heading_key(found: dict) -> tuple[int, str]:
+    return found["level"], "".join(filter(str.isalnum, visible_text(found["text"])))
+
+
+def _originals(candidates: list[tuple[lxml.html.HtmlElement, bool]]) -> list[tuple[lxml.html.HtmlElement, lxml.html.HtmlElement]]:
+    """A copy of each candidate that no other candidate holds, taken before any is cleaned."""
+    elements = [element for element, _ in candidates]
+    return [(element, copy.deepcopy(element)) for element in elements
+            if not any(other in elements for other in element.iterancestors())]
+
+
+def _restore(originals: list[tuple[lxml.html.HtmlElement, lxml.html.HtmlElement]]) -> None:
+    """Put the candidates back as they came: when each was found too short after its cleaning (a
+    blog engine that writes its post into ``<noscript>``), trafilatura gets the page, not what the
+    cleaning left of it."""
+    for element, original in originals:
+        parent = element.getparent()
+        if parent is not None:
+            parent.replace(element, original)
+
+
 def _inline_code_for_trafilatura(root) -> None:
     """Rewrite a page's inline code in the form trafilatura (2.3) renders whole: it drops the text
     after an element nested in ``<code>`` (``<code><a>AccessFileName</a></code> directive.`` loses
@@ -384,18 +431,38 @@ def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generato
     title = meta["title"] or (headings[0]["text"] if headings else "")
     # JSON-LD and meta tags can carry what the tree could not (lone surrogates from JSON escapes).
     return ExtractedPage(
-        title=clean_text(title),
-        markdown=clean_text(md),
+        title=_text(title),
+        markdown=_text(md),
         lang=clean_text(meta["lang"]) if meta["lang"] else None,
-        description=clean_text(meta["description"]) if meta["description"] else None,
-        headings=[{**h, "text": clean_text(h["text"])} for h in headings],
-        breadcrumbs=[clean_text(c) for c in meta["breadcrumbs"]],
+        description=_text(meta["description"]) if meta["description"] else None,
+        headings=[{**h, "text": _text(h["text"])} for h in headings],
+        breadcrumbs=[_text(c) for c in meta["breadcrumbs"]],
         canonical_url=meta["canonical_url"],
         quality=quality_score(md, degraded, text),
         degraded=degraded,
         generator=generator,
-        author=clean_text(meta["author"]) if meta.get("author") else None,
+        author=_text(meta["author"]) if meta.get("author") else None,
         published=meta.get("published"),
         modified=meta.get("modified"),
-        anchors=[(clean_text(text), anchor) for text, anchor in anchors or ()],
+        anchors=[(_text(text), anchor) for text, anchor in anchors or ()],
     )
+
+
+def _text(text: str) -> str:
+    """Text as stored: safe characters, composed (NFC) as a query is typed, so that words written
+    with combining marks match it."""
+    text = clean_text(text)
+    return text if unicodedata.is_normalized("NFC", text) else _composed(text)
+
+
+def _composed(text: str) -> str:
+    """``text`` in NFC, but for the characters NFC would replace on their own: a page that writes the
+    Kelvin sign, the Ohm sign or a CJK compatibility ideograph means that character. (None of them
+    is below U+0340.)"""
+    parts, start = [], 0
+    for index, char in enumerate(text):
+        if char >= "\u0340" and not unicodedata.is_normalized("NFC", char):
+            parts += [unicodedata.normalize("NFC", text[start:index]), char]
+            start = index + 1
+    parts.append(unicodedata.normalize("NFC", text[start:]))
+    return "".join(parts)
