@@ -151,6 +151,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
     main = first_with_text(root, (content_xpath,)) if content_xpath is not None else None
     if main is None and profile is not None:
         main = first_with_text(root, [compile_css(sel) for sel in profile.main])
+    named_main = main
     if main is not None:
         meta["breadcrumbs"] = profile_breadcrumbs(root, profile)
         if template is not None:
@@ -170,7 +171,9 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
         container = named_container(root)
         if container is not None:
             candidates = [(container, False)]
-    originals = _originals(candidates)
+    # Copies of generic candidates only: a profile's or a selector's main element leaves the page to
+    # trafilatura only when it cleans to nothing, and copying it would cost every docs page.
+    originals = _originals(candidates) if named_main is None else []
     for main, trusted in candidates:
         if article:
             narrow_article(main)
