@@ -547,9 +547,21 @@ CARDS = f"""<!doctype html><html><head><title>Why Rust</title>
 </aside></main></body></html>"""
 
 
+COPIES = f"""<!doctype html><html><head><title>Tech news</title>
+<meta property="og:type" content="article"></head><body><main><div class="content">
+<p>{PARA} Good morning, here is the news.</p><div class="box"><p>Brought to you by a phone maker whose
+new phone lasts for days on one charge, and whose camera sees in the dark.</p></div></div></main>
+""" + "".join(f"""<div style="display:none" itemscope itemtype="http://schema.org/NewsArticle">
+<div itemprop="headline">Tech news</div><div itemprop="articleBody">{PARA} Good morning, here is the news.
+</div></div>""" for _ in range(2)) + "</body></html>"
+
+
 def test_several_article_bodies_are_one_storys_sections_or_none_of_them_the_pages() -> None:
     sections = extract_page(SECTIONS, "http://127.0.0.1:18300/news/fire").markdown
     assert all(part in sections for part in ("The first part.", "The second part.", "The third part."))
     cards = extract_page(CARDS, "http://127.0.0.1:18300/blog/why-rust").markdown
     assert "Rust has been the most loved" in cards and "Going beyond" in cards
     assert "What inspires" not in cards
+    # Two copies of one body (hidden microdata blocks) are that body, and the page's article.
+    copies = extract_page(COPIES, "http://127.0.0.1:18300/news/tech").markdown
+    assert "Good morning, here is the news." in copies and "phone maker" not in copies

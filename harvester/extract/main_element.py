@@ -80,13 +80,19 @@ def generic_candidates(sc: Scan) -> Iterator[tuple[HtmlElement, bool]]:
 
 
 def _article_bodies(mains: list[HtmlElement]) -> list[HtmlElement]:
-    """The page's schema.org ``articleBody`` elements that no other one holds. A page has one article
-    body: several are the sections of one story (siblings), else the excerpts of the cards that
-    link other stories, none of them this page's."""
+    """The page's schema.org ``articleBody`` elements that no other one holds or says the same as. A
+    page has one article body: several are the sections of one story (siblings), else the excerpts
+    of the cards that link other stories, none of them this page's."""
     bodies = [el for el in mains if el.get("itemprop") == "articleBody"]
     if len(bodies) < 2:
         return bodies
-    return [el for el in bodies if not any(other in bodies for other in el.iterancestors())]
+    outer, texts = [], set()
+    for el in bodies:
+        text = " ".join(el.text_content().split())
+        if text not in texts and not any(other in bodies for other in el.iterancestors()):
+            outer.append(el)  # a copy of one before (a hidden microdata block's) is the same body
+            texts.add(text)
+    return outer
 
 
 def has_text(el: HtmlElement) -> bool:
