@@ -15,7 +15,9 @@ paragraph and after its last (kickers, datelines, "Advert"), ``drop_media`` the 
 box that holds their caption and credit, and the asides, and ``drop_title`` the heading that repeats
 the page's title (metadata, in every chunk's context line, and not the article's text).
 A block holding a large share of the element's text or the page's ``h1`` is never removed, so a
-wrapper with an odd class name cannot take the article with it.
+wrapper with an odd class name cannot take the article with it. On every generic page,
+``drop_trailing_headings`` takes the headings its Markdown ends with that head nothing, the labels
+of the boxes the cleaning took.
 """
 from __future__ import annotations
 
