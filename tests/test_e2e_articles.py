@@ -1,7 +1,8 @@
 """A small local blog and news site crawled by the ``site`` spider: each stored page's Markdown
-holds its article (text, code listing as a fenced block, table) and none of what blog and news
-themes put around it (comments, related and most-read lists, share and newsletter boxes, author
-boxes, bylines, datelines, photo credits, teaser cards)."""
+holds its article (text, code listing as a fenced block, table; a post its engine writes into
+``<noscript>``) and none of what blog and news themes put around it (comments, related and
+most-read lists, share and newsletter boxes and the heading a form's box leaves, author boxes,
+bylines, datelines, photo credits, teaser cards)."""
 from __future__ import annotations
 
 import pytest
@@ -55,6 +56,8 @@ def numbers(lines):
  </div>
  {SHARE}
  <div class="author-box"><p>Dana Scully writes about Python and data engineering on weekends.</p></div>
+ <div class="box"><div class="box-head"><h2>Join the mailing list</h2></div>
+  <form action="/subscribe"><input type="email" name="email"><button>Subscribe</button></form></div>
 </article>
 {RELATED}
 {_comments("Great post, islice deserves a mention here as well, it saved my own pipeline last year.",
@@ -96,10 +99,23 @@ BRIDGE = _page("The old bridge reopens a week early", f"""<main>
 <div class="grid">{CARDS}</div>
 </main>""")
 
+# A blog engine that writes its post into <noscript> for its script to render (Blogger).
+SAFER = _page("Safer browsing", """<div class="blog-header"><p>The latest news and insights from the lab on
+security and safety on the web, written by the people who build the browser's protections.</p></div>
+<div class="post"><h2 class="post-title">Safer browsing</h2><div class="date">Tuesday, December 10, 2019</div>
+<div class="byline">Posted by Ann Lee, Bo Chen and Dee Park of the browser safety team</div>
+<div class="post-body" itemprop="articleBody"><script type="text/template"><p>Checking each page</p></script>
+<noscript><p>Phishing sites rotate their domains every few hours, so a block list updated every half an
+hour misses some of them, and checking each page as it loads catches the rest of them.</p>
+<p>The check sends only a short hash prefix of the address to the server, never the address itself.</p>
+</noscript></div></div>
+<div class="sidebar"><h2>Archive</h2><ul><li><a href="/2019/">2019</a></li><li><a href="/2018/">2018</a></li></ul></div>""")
+
 INDEX = _page("The Lab Notebook", """<main><h1>The Lab Notebook</h1><ul>
 <li><a href="/blog/lazy-pipelines/">Lazy pipelines in Python</a></li>
 <li><a href="/blog/tables-in-sqlite/">Summary tables in SQLite</a></li>
-<li><a href="/news/bridge-reopens/">The old bridge reopens a week early</a></li></ul></main>""")
+<li><a href="/news/bridge-reopens/">The old bridge reopens a week early</a></li>
+<li><a href="/blog/safer-browsing/">Safer browsing</a></li></ul></main>""")
 
 EXPECTED = {
     "/blog/lazy-pipelines/": (
@@ -107,7 +123,7 @@ EXPECTED = {
          "```python\ndef read(path):\n    with open(path) as f:\n        yield from f\n",
          "nothing runs until the last one"],
         ["islice", "Leave a Reply", "Related posts", "Share this", "Mastodon", "weekends", "By Dana Scully",
-         "March 1, 2024", "All rights reserved", "# Lazy pipelines in Python"]),
+         "March 1, 2024", "All rights reserved", "# Lazy pipelines in Python", "mailing list"]),
     "/blog/tables-in-sqlite/": (
         ["# Summary tables in SQLite", "| query | rows scanned |", "| summary table | 52 |",
          "it never drifts"],
@@ -117,13 +133,16 @@ EXPECTED = {
         ["# The old bridge reopens a week early", "reopened on Monday morning", "twice the weight"],
         ["Most read", "bakery", "Photo: Fox Mulder", "May 2, 2024", "Other story number", "min read",
          "All rights reserved"]),
+    "/blog/safer-browsing/": (
+        ["Phishing sites rotate their domains", "never the address itself"], ["All rights reserved"]),
 }
 
 
 @pytest.fixture(scope="module")
 def items(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     routes = {"/": INDEX, "/blog/lazy-pipelines/": LAZY, "/blog/tables-in-sqlite/": TABLES,
-              "/news/bridge-reopens/": BRIDGE, "/robots.txt": Route("User-agent: *\nDisallow:\n")}
+              "/news/bridge-reopens/": BRIDGE, "/blog/safer-browsing/": SAFER,
+              "/robots.txt": Route("User-agent: *\nDisallow:\n")}
     with SiteServer(routes=routes) as server:
         result = crawl("site", server.url, tmp_path_factory.mktemp("articles"),
                        settings={**NO_EMBEDDING, "DEPTH_LIMIT": 1})
