@@ -139,3 +139,54 @@ def test_a_lease_is_released_when_the_page_is_stored_and_indexed(index: bool) ->
         assert frontier.released == ["2"]  # stored in the feed, but its batch is not in Qdrant yet
         crawler.signals.send_catch_log(pages_indexed, items=[stored])
     assert frontier.released == ["2", "1"]
+
+
+def test_an_idle_worker_writes_its_index_batch_and_its_leases_go_back(tmp_path) -> None:
+    """A cluster worker idles while the others crawl: the page batched for the index is written
+    then, into the real embedded store, and its lease released, rather than both waiting for the
+    crawl's end (search would miss the page, and a worker killed meanwhile held it)."""
+    import asyncio
+
+    import numpy as np
+    from scrapy import Request, signals
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.misc import build_from_crawler
+
+    from harvester.cluster.frontier import LeaseAckMiddleware, _frontiers
+    from harvester.index.pipeline import IndexPipeline
+    from harvester.items import PageItem
+    from harvester.meta import LEASE as LEASE_META
+    from tests.components import crawler_with
+
+    crawler = crawler_with(HARVESTER_QDRANT_PATH=str(tmp_path / "q"))
+    frontier = RecordingFrontier()
+    _frontiers[crawler] = frontier
+    middleware = LeaseAckMiddleware(crawler)
+    pipeline = build_from_crawler(IndexPipeline, crawler)
+    item = PageItem(url="https://a.example/guide", title="Guide", markdown="# Guide\n\nText.", content_hash="h")
+    item.chunks = [{"id": "8f0f4d44-3c1e-5b0a-9d43-1f2e3a4b5c6d", "text": "Text.", "context": "Guide", "index": 0,
+                    "heading_path": ["Guide"], "token_count": 2}]
+    item.vectors = [np.full(384, 0.05, dtype=np.float32)]
+    request = Request(item.url, meta={LEASE_META: "7"})
+    response = HtmlResponse(item.url, body=b"<html></html>", request=request)
+
+    async def scenario() -> tuple[list[str], int, list[str], int]:
+        await pipeline.open_spider()
+        await _consume(middleware, response, [item])
+        await pipeline.process_item(item)
+        crawler.signals.send_catch_log(signals.item_scraped, item=item, response=response)
+        before = list(frontier.released), pipeline._client.count(pipeline._collection)
+        crawler.signals.send_catch_log(signals.spider_idle, spider=None)
+        for _ in range(200):
+            if frontier.released:
+                break
+            await asyncio.sleep(0.01)
+        after = list(frontier.released), pipeline._client.count(pipeline._collection)
+        await pipeline.close_spider()
+        await pipeline._spider_closed(None, "finished")
+        return (*before, *after)
+
+    released_before, points_before, released_after, points_after = asyncio.run(scenario())
+    assert (released_before, points_before) == ([], 0)  # batched: neither written nor released
+    assert (released_after, points_after) == (["7"], 1)
+    assert crawler.stats.get_value("harvester/index/idle_writes") == 1

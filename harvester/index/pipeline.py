@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -61,6 +62,7 @@ class IndexPipeline:
     (embedded), ``QDRANT_URL`` / ``QDRANT_API_KEY`` (server), ``HARVESTER_QDRANT_COLLECTION``,
     ``HARVESTER_QDRANT_BATCH_SIZE`` (points per upsert), ``HARVESTER_EMBEDDING_MODEL``.
     Stats: ``harvester/index/points``, ``harvester/index/upserts``, ``harvester/index/pages``,
+    ``harvester/index/idle_writes`` (batches written while the engine idled: a cluster worker waits),
     ``harvester/index/superseded_deleted``, ``harvester/index/aggregates_deleted``,
     ``harvester/index/aggregate_chunks_kept``. When the crawl closes, chunk copies that boilerplate
     now covers and pages found to be aggregates after they were written are deleted (all but an
@@ -115,6 +117,8 @@ class IndexPipeline:
         crawler.signals.connect(self._page_aggregate, signal=page_aggregate)
         self._crawler = crawler
         self._recrawl: Recrawl | None = None
+        self._idle_flush: asyncio.Future[None] | None = None
+        crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -299,8 +303,18 @@ class IndexPipeline:
         if self._client is not None:
             self._worker.call(self._delete_pages, urls)
 
+    def _spider_idle(self, spider: object) -> None:
+        # A cluster worker idles while the others crawl: its batch is written now, so that search
+        # finds its pages and their leases are released (LeaseAckMiddleware) rather than held idle.
+        if self._pending and self._client is not None and (self._idle_flush is None or self._idle_flush.done()):
+            self._stats.inc_value("harvester/index/idle_writes")
+            self._idle_flush = asyncio.ensure_future(self._flush())
+            self._idle_flush.add_done_callback(_log_failure)
+
     async def close_spider(self) -> None:
         try:
+            if self._idle_flush is not None and not self._idle_flush.done():
+                await asyncio.wait([self._idle_flush])
             await self._flush()
             if self._client is not None:
                 await self._worker.run(self._apply_dedup)
@@ -361,3 +375,6 @@ class IndexPipeline:
         await self._close_client()
 
 
+def _log_failure(flush: asyncio.Future[None]) -> None:
+    if not flush.cancelled() and flush.exception() is not None:
+        logger.error("Could not write the pages of an idle moment to Qdrant", exc_info=flush.exception())
