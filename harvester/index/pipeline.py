@@ -377,4 +377,4 @@ class IndexPipeline:
 
 def _log_failure(flush: asyncio.Future[None]) -> None:
     if not flush.cancelled() and flush.exception() is not None:
-        logger.error("Could not write the pages of an idle moment to Qdrant", exc_info=flush.exception())
+        logger.error("Could not write the index batch to Qdrant while the crawl idled", exc_info=flush.exception())
