@@ -60,6 +60,16 @@ def test_markup_characters_in_the_text_stay_text() -> None:
     assert [h["text"] for h in page.headings] == ["Page 1"]
 
 
+def test_text_written_with_combining_marks_is_stored_composed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pypdf gives what the PDF's fonts map each glyph to: an accent may come as its own character.
+    from pypdf import PageObject
+
+    monkeypatch.setattr(PageObject, "extract_text", lambda self, *args, **kwargs:
+                        "Re\u0301sume\u0301 of the cafe\u0301 menu, written with combining accents, long enough to keep")
+    page = extract_pdf(make_pdf([["placeholder"]]), URL)
+    assert "Résumé of the café menu" in page.markdown and "\u0301" not in page.markdown
+
+
 def test_a_pdf_without_a_text_layer_is_empty() -> None:
     with pytest.raises(NoContent) as error:
         extract_pdf(make_pdf([[], []], title="Scan"), URL)

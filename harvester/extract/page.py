@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import copy
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,7 +79,7 @@ from harvester.extract.metadata import (
 from harvester.extract.parser import document_fromstring
 from harvester.extract.profiles import GENERIC, PageView, compile_css, detect_profile
 from harvester.extract.quality import DEFAULT_MIN_CHARS, quality_score
-from harvester.fetch.encoding import BINARY_SHARE, UNSAFE_TEXT, clean_text
+from harvester.fetch.encoding import BINARY_SHARE, UNSAFE_TEXT, clean_text, composed_text
 
 __all__ = ["ExtractedPage", "NoContent", "check_text", "extract_page", "parse_html", "template_scope"]
 
@@ -452,20 +451,5 @@ def _page(meta: dict, md: str, headings: list[dict], *, degraded: bool, generato
 
 
 def _text(text: str) -> str:
-    """Text as stored: safe characters, composed (NFC) as a query is typed, so that words written
-    with combining marks match it."""
-    text = clean_text(text)
-    return text if unicodedata.is_normalized("NFC", text) else _composed(text)
-
-
-def _composed(text: str) -> str:
-    """``text`` in NFC, but for the characters NFC would replace on their own: a page that writes the
-    Kelvin sign, the Ohm sign or a CJK compatibility ideograph means that character. (None of them
-    is below U+0340.)"""
-    parts, start = [], 0
-    for index, char in enumerate(text):
-        if char >= "\u0340" and not unicodedata.is_normalized("NFC", char):
-            parts += [unicodedata.normalize("NFC", text[start:index]), char]
-            start = index + 1
-    parts.append(unicodedata.normalize("NFC", text[start:]))
-    return "".join(parts)
+    """Text as stored: safe characters, composed (``composed_text``)."""
+    return composed_text(clean_text(text))

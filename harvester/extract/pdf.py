@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlsplit
 from harvester.extract.converters.conventions import visible_text
 from harvester.extract.page import ExtractedPage, NoContent
 from harvester.extract.quality import DEFAULT_MIN_CHARS, quality_score
+from harvester.fetch.encoding import composed_text
 
 logger = logging.getLogger(__name__)
 # pypdf logs every oddity of a broken file; one line of ours says what became of it.
@@ -123,7 +124,7 @@ def _page_text(page) -> str:  # type: ignore[no-untyped-def]
         line = " ".join(line.split())
         if line or (lines and lines[-1]):
             lines.append(line)
-    return "\n".join(lines).strip()
+    return composed_text("\n".join(lines).strip())
 
 
 def _markdown(text: str) -> str:
@@ -140,7 +141,7 @@ def _metadata_field(metadata, key: str) -> str | None:  # type: ignore[no-untype
         value = metadata.get(key) if metadata else None
     except Exception:  # a broken info dictionary is no reason to lose the text
         return None
-    value = " ".join(str(value).split()) if value else ""
+    value = composed_text(" ".join(str(value).split())) if value else ""
     return value or None
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
 
 SINGLE_BYTE = {"ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15", "cp1250", "iso8859-2"}
 # Characters XML 1.0 (and so lxml) cannot hold, and lone surrogates.
@@ -93,6 +94,22 @@ def decode_mixed(body: bytes) -> str:
 def clean_text(text: str) -> str:
     """``text`` without control characters, lone surrogates and U+FFFE/U+FFFF."""
     return UNSAFE_TEXT.sub("", text) if UNSAFE_TEXT.search(text) else text
+
+
+def composed_text(text: str) -> str:
+    """``text`` composed (NFC), as a query is typed, so that words written with combining marks
+    match it; but a character NFC would replace on its own stays: a page that writes the Kelvin
+    sign, the Ohm sign or a CJK compatibility ideograph means that character. (None of them is
+    below U+0340.)"""
+    if unicodedata.is_normalized("NFC", text):
+        return text
+    parts, start = [], 0
+    for index, char in enumerate(text):
+        if char >= "\u0340" and not unicodedata.is_normalized("NFC", char):
+            parts += [unicodedata.normalize("NFC", text[start:index]), char]
+            start = index + 1
+    parts.append(unicodedata.normalize("NFC", text[start:]))
+    return "".join(parts)
 
 
 def looks_binary(body: bytes) -> bool:
