@@ -89,6 +89,9 @@ def test_a_twin_is_used_only_where_it_holds_what_the_html_shows():
     twin = twin_markdown("---\ntitle: Install\n---\n" + HTML_MD.replace("import example", "import  example")
                          .replace("| Option | Default |\n| --- | --- |", "|Option|Default|\n|:-|-:|"))
     assert twin.startswith("# Install") and check_twin(HTML_MD, twin).accepted
+    # A twin written with combining marks is composed, as the HTML's text is, and says the same.
+    decomposed = twin_markdown(HTML_MD.replace("explains", "explains the cafe\u0301's"))
+    assert "café's" in decomposed and check_twin(HTML_MD.replace("explains", "explains the café's"), decomposed).accepted
     assert code_blocks(HTML_MD) == ["import example\nexample.setup(debug=True)"]
     assert table_cells(HTML_MD) == [["Option", "Default", "`debug`", "`False`", "timeout", "30"]]
     no_code = HTML_MD.replace("example.setup(debug=True)\n", "")  # a tab left out

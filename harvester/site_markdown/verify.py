@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from harvester.fetch.encoding import composed_text
 from harvester.markdown.grammar import Line, classify_lines, is_table_start
 
 DEFAULT_MIN_COVERAGE = 0.9
@@ -41,9 +42,9 @@ class TwinCheck:
 
 def twin_markdown(text: str) -> str:
     r"""A twin's text as stored: line endings made ``\n``, YAML front matter and a byte-order mark
-    removed, outer blank lines stripped."""
+    removed, outer blank lines stripped, composed as the HTML's text is (``composed_text``)."""
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    return _FRONT_MATTER.sub("", text, count=1).strip() + "\n"
+    return composed_text(_FRONT_MATTER.sub("", text, count=1).strip()) + "\n"
 
 
 def words(markdown: str) -> list[str]:
