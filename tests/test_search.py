@@ -49,6 +49,7 @@ DOCS = {
     "http://h/proxy.html": "## Using a proxy\n\nSet the proxy meta key on a request to route it through a proxy.",
     "http://h/boiler1.html": "## Note\n\nThis documentation is for an old version.",
     "http://h/boiler2.html": "## Note\n\nThis documentation is for an old version.",
+    "http://h/hours.html": "## Opening hours\n\nThe café by the museum opens at eight.",
 }
 
 
@@ -78,6 +79,13 @@ def test_each_mode_finds_the_page(collection, mode, fusion, group_by):
     assert hits[0]["url"] == "http://h/retry.html"
     hits = search(client, "c", embedder, "store responses in a disk cache", 3, mode, tuning, group_by=group_by)
     assert hits[0]["url"] == "http://h/cache.html"
+
+
+def test_a_query_typed_with_combining_marks_finds_the_words_stored_composed(collection):
+    client, embedder = collection
+    hits = search(client, "c", embedder, "cafe\u0301 museum", 3, "sparse")
+    assert hits and hits[0]["url"] == "http://h/hours.html"
+    assert [h["url"] for h in search(client, "c", embedder, "cafe\u0301", 3, "sparse")] == ["http://h/hours.html"]
 
 
 def chunk(key, score, url=None):

@@ -76,6 +76,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from harvester.fetch.encoding import composed_text
 from harvester.index.engines import as_store
 from harvester.index.lexical import sparse_query, stems
 from harvester.index.store import (
@@ -164,6 +165,7 @@ def search(
         raise ValueError(f"unknown fusion {tuning.fusion!r}: one of {FUSIONS}")
     if tuning.level not in LEVELS:
         raise ValueError(f"unknown fusion level {tuning.level!r}: one of {LEVELS}")
+    query = composed_text(query)  # as the stored text is: words typed with combining marks match it
     dense = embedder.encode([query], batch_size=1)[0].tolist() if mode != "sparse" else None
     sparse = sparse_query(query) if mode != "dense" else None
     # Only the first ``depth`` of each side are fused; the rest fill up to k results after
