@@ -74,6 +74,7 @@ TABLES = _page("Summary tables in SQLite", f"""<main class="site-main">
   <table><thead><tr><th>query</th><th>rows scanned</th></tr></thead>
    <tbody><tr><td>raw events</td><td>1,200,000</td></tr><tr><td>summary table</td><td>52</td></tr></tbody></table>
   <p>Refresh the summary in the same transaction that inserts the events, and it never drifts.</p>
+  <div class="bar"><span>Share:</span><button>Facebook</button><button>Mastodon</button><button>LinkedIn</button></div>
  </div>
  <div class="newsletter-signup"><p>Get one post a week in your inbox.</p><p>Subscribe to the newsletter.</p></div>
 </article>
@@ -128,7 +129,7 @@ EXPECTED = {
         ["# Summary tables in SQLite", "| query | rows scanned |", "| summary table | 52 |",
          "it never drifts"],
         ["Triggers would keep", "Related posts", "Subscribe to the newsletter", "Posted by Walter Skinner",
-         "All rights reserved"]),
+         "All rights reserved", "Share:"]),
     "/news/bridge-reopens/": (
         ["# The old bridge reopens a week early", "reopened on Monday morning", "twice the weight"],
         ["Most read", "bakery", "Photo: Fox Mulder", "May 2, 2024", "Other story number", "min read",

@@ -565,3 +565,23 @@ def test_several_article_bodies_are_one_storys_sections_or_none_of_them_the_page
     # Two copies of one body (hidden microdata blocks) are that body, and the page's article.
     copies = extract_page(COPIES, "http://127.0.0.1:18300/news/tech").markdown
     assert "Good morning, here is the news." in copies and "phone maker" not in copies
+
+
+# What the cleaning leaves of a widget: its label, once its buttons, form or links (two thirds of
+# its text or more) went.
+WIDGETS = f"""<!doctype html><html><head><title>Reset your password</title></head><body><main>
+<h1>Reset your password</h1><p>{PARA}</p>
+<div class="box"><p>Share:</p><button>Facebook</button><button>Mastodon</button><button>LinkedIn</button>
+<button>Email</button></div>
+<div class="tabs"><button>Python package</button><button>Shell</button><pre><code>pip install frob</code></pre></div>
+<div class="note"><p>Read this first.</p></div><p>{PARA} The link works for one hour.</p>
+<div class="box"><form action="/ask"><label>Still stuck? Ask the support team about your account</label>
+<textarea name="q"></textarea><button>Send your question</button></form><p>Still stuck?</p></div>
+</main></body></html>"""
+
+
+def test_the_label_a_widget_leaves_when_its_controls_go_goes_too() -> None:
+    md = extract_page(WIDGETS, "http://127.0.0.1:18300/help/reset").markdown
+    assert "Share:" not in md and "Still stuck?" not in md
+    # A box that lost its tab buttons keeps its code, and one that lost nothing keeps its text.
+    assert "pip install frob" in md and "Read this first." in md and "one hour" in md

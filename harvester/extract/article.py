@@ -35,8 +35,9 @@ from harvester.markdown.grammar import heading as md_heading
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-__all__ = ["declares_article", "drop_hidden", "drop_media", "drop_title", "drop_title_heading", "drop_trailing_headings",
-           "narrow_article", "prune_article", "prune_link_blocks", "trim_article_edges", "trim_link_tail"]
+__all__ = ["declares_article", "drop_emptied", "drop_hidden", "drop_media", "drop_title", "drop_title_heading",
+           "drop_trailing_headings", "narrow_article", "prune_article", "prune_link_blocks", "text_lengths",
+           "trim_article_edges", "trim_link_tail"]
 
 # Comment sections by their markup: WordPress (#comments, #respond, .comment-list, .commentlist),
 # Blogger (#comments, .comment-thread), Disqus (#disqus_thread), Discourse/Facebook embeds.
@@ -89,6 +90,48 @@ def prune_article(main: HtmlElement) -> None:
             (_is_boilerplate(el, tag) or _is_dateline(el, tag)) and _text_len(el) <= limit)
         # A highlighter's token (Prism's "token comment", highlight.js's "hljs-meta") is code.
         if boxed and not _holds_title(el) and next(el.iterancestors("pre", "code"), None) is None:
+            doomed.append(el)
+    for el in _outermost(doomed):
+        _drop(el)
+
+
+# A box the cleaning emptied keeps a label's text at most, a third or less of what it held.
+_EMPTIED_BOXES = frozenset({"div", "section", "aside", "header", "footer", "p", "ul", "ol"})
+_EMPTIED_LABEL = 80
+_EMPTIED_SHARE = 3
+_EMPTIED_LOST = 20
+
+
+def text_lengths(root: HtmlElement) -> dict[HtmlElement, int]:
+    """The characters of text (stripped runs, tails included) under each element of ``root``, in one
+    pass from the leaves up, without recursion (a page may nest deeper than Python recurses)."""
+    lengths: dict[HtmlElement, int] = {}
+    stack: list[tuple[HtmlElement, bool]] = [(root, False)]
+    while stack:
+        el, children_done = stack.pop()
+        if not children_done:
+            stack.append((el, True))
+            stack.extend((child, False) for child in el if isinstance(child.tag, str))
+            continue
+        length = len((el.text or "").strip())
+        for child in el:
+            length += lengths.get(child, 0) + len((child.tail or "").strip())
+        lengths[el] = length
+    return lengths
+
+
+def drop_emptied(main: HtmlElement, before: dict[HtmlElement, int]) -> None:
+    """Remove the boxes the cleaning emptied of all but a label (``before``: ``text_lengths`` of
+    ``main`` before it). A box that held share buttons, a form, a link list or teasers and keeps only
+    a short text that was a third or less of it is that widget's label ("Jetzt teilen!", "Related
+    Coverage", "Was this article helpful?"), wherever it stands. Code and tables are never a label's."""
+    doomed = []
+    for el, length in text_lengths(main).items():
+        held = before.get(el)
+        if (el is main or el.tag not in _EMPTIED_BOXES or not length or held is None
+                or length > _EMPTIED_LABEL or held < _EMPTIED_SHARE * length or held - length < _EMPTIED_LOST):
+            continue
+        if el.find(".//pre") is None and el.find(".//table") is None:
             doomed.append(el)
     for el in _outermost(doomed):
         _drop(el)

@@ -46,6 +46,7 @@ from lxml import etree
 
 from harvester.extract.article import (
     declares_article,
+    drop_emptied,
     drop_hidden,
     drop_media,
     drop_title,
@@ -55,6 +56,7 @@ from harvester.extract.article import (
     prune_article,
     prune_link_blocks,
     prune_teasers,
+    text_lengths,
     trim_article_edges,
     trim_link_tail,
 )
@@ -174,6 +176,7 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
     # trafilatura only when it cleans to nothing, and copying it would cost every docs page.
     originals = _originals(candidates) if named_main is None else []
     for main, trusted in candidates:
+        held = text_lengths(main) if article else None
         if article:
             narrow_article(main)
             prune_article(main)
@@ -185,6 +188,8 @@ def extract_page(html: str, url: str, *, min_chars: int = DEFAULT_MIN_CHARS, con
                 trim_article_edges(main)
         anchors = heading_anchors(main)
         prepare_main(main, base, rules)
+        if held is not None:
+            drop_emptied(main, held)  # after the generic cleaning, which drops forms and buttons
         if links:
             # After the generic cleaning, which takes a header for chrome once it holds no heading.
             drop_title(main, meta["title"])
