@@ -16,8 +16,9 @@ box that holds their caption and credit, and the asides, and ``drop_title`` the 
 the page's title (metadata, in every chunk's context line, and not the article's text).
 A block holding a large share of the element's text or the page's ``h1`` is never removed, so a
 wrapper with an odd class name cannot take the article with it. On every generic page,
-``drop_trailing_headings`` takes the headings its Markdown ends with that head nothing, the labels
-of the boxes the cleaning took.
+``drop_emptied`` takes the boxes the cleaning emptied of all but a label, and
+``drop_trailing_headings`` the headings its Markdown ends with that head nothing: what the cleaning
+left of the widgets it took.
 """
 from __future__ import annotations
 
@@ -123,8 +124,8 @@ def text_lengths(root: HtmlElement) -> dict[HtmlElement, int]:
 def drop_emptied(main: HtmlElement, before: dict[HtmlElement, int]) -> None:
     """Remove the boxes the cleaning emptied of all but a label (``before``: ``text_lengths`` of
     ``main`` before it). A box that held share buttons, a form, a link list or teasers and keeps only
-    a short text that was a third or less of it is that widget's label ("Jetzt teilen!", "Related
-    Coverage", "Was this article helpful?"), wherever it stands. Code and tables are never a label's."""
+    a short text that was a third or less of it is that widget's label ("Share:", "Related Coverage",
+    "Ist dieser Beitrag hilfreich?"), wherever it stands. Code and tables are never a label's."""
     doomed = []
     for el, length in text_lengths(main).items():
         held = before.get(el)
