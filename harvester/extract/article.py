@@ -90,7 +90,7 @@ def prune_article(main: HtmlElement) -> None:
         boxed = _is_comments(el, tag) or (
             (_is_boilerplate(el, tag) or _is_dateline(el, tag)) and _text_len(el) <= limit)
         # A highlighter's token (Prism's "token comment", highlight.js's "hljs-meta") is code.
-        if boxed and not _holds_title(el) and next(el.iterancestors("pre", "code"), None) is None:
+        if boxed and not _holds_title(el) and not _in_code(el):
             doomed.append(el)
     for el in _outermost(doomed):
         _drop(el)
@@ -136,6 +136,10 @@ def drop_emptied(main: HtmlElement, before: dict[HtmlElement, int]) -> None:
             doomed.append(el)
     for el in _outermost(doomed):
         _drop(el)
+
+
+def _in_code(el: HtmlElement) -> bool:
+    return next(el.iterancestors("pre", "code"), None) is not None
 
 
 def _is_comments(el: HtmlElement, tag: str) -> bool:
@@ -700,7 +704,7 @@ def drop_hidden(main: HtmlElement) -> None:
               and _AD_LABEL.fullmatch(el.text.strip(" -–—:|*[]()\n\t")) and not _inline(el)):
             doomed.append(el)  # its box, if it has one, is left empty
     for el in _outermost(doomed):
-        if next(el.iterancestors("pre", "code"), None) is None:  # code is shown as written
+        if not _in_code(el):  # code is shown as written
             _drop(el)
 
 

@@ -30,11 +30,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import lxml.html
 from lxml import etree
 
+from harvester.extract.metadata import absolute_url
 from harvester.extract.parser import document_fromstring
 from harvester.extract.profiles import profile_by_name
 
@@ -528,7 +529,7 @@ def _copied_posts(region: lxml.html.HtmlElement, url: str | None) -> dict[
         link = _permalink(heading) if heading is not None and heading.tag in ("h1", "h2") else None
         href = link.get("href") if link is not None else None
         if link is None or next(link.iterancestors("article")) is not post or not _is_site_link(href, host) \
-                or _page_key(_joined(url, href)) == _page_key(url):
+                or _page_key(absolute_url(url, href or "") or href or "") == _page_key(url):
             continue
         found[post] = (len(" ".join(post.text_content().split())), href or "", link)
     return found
@@ -542,13 +543,6 @@ def _permalink(heading: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
     if marked is not None:
         return marked
     return links[0] if len(links) == 1 and _text(links[0]) == _text(heading) else None
-
-
-def _joined(base: str, href: str | None) -> str:
-    try:
-        return urljoin(base, href or "")
-    except ValueError:
-        return href or ""
 
 
 def _runs(region: lxml.html.HtmlElement, host: str | None) -> dict[

@@ -98,13 +98,12 @@ def _pick_title(title_text: str, h1s: list[str], sites: set[str] | None = None) 
     sites = sites or set()
     for sep in _TITLE_SEPARATORS:
         title_text = title_text.removesuffix(sep.rstrip()).removeprefix(sep.lstrip()).strip()
-    parts = [(sep, title_text.split(sep, 1), title_text.rsplit(sep, 1)) for sep in _TITLE_SEPARATORS
-             if sep in title_text]
-    for _, _, (head, _) in parts:
+    parts = [(title_text.split(sep, 1), title_text.rsplit(sep, 1)) for sep in _TITLE_SEPARATORS if sep in title_text]
+    for _, (head, _) in parts:
         head = head.strip()
         if head and any(head.casefold() == h1.casefold() for h1 in h1s if folded(h1) not in sites):
             return head
-    for _, (first, rest), (head, last) in parts:
+    for (first, rest), (head, last) in parts:
         if rest.strip() and folded(first) in sites:
             return rest.strip()  # "Site - Post" (Pelican's simple theme)
         if head.strip() and folded(last) in sites:
@@ -315,9 +314,7 @@ def _byline_name(a) -> str | None:
     name = collapse_space(a.text_content())
     if not name or len(name.split()) > _NAME_WORDS or any(c.isdigit() for c in name) or not _is_name(name):
         return None
-    if any(_COMMENTS.search(f"{el.get('class') or ''} {el.get('id') or ''}") for el in a.iterancestors()):
-        return None
-    return name
+    return None if _in_comments(a) else name
 
 
 # The class of a post's metadata block: "entry-meta", "post-meta", "md-post__meta", "post-info".
@@ -333,7 +330,7 @@ def _from_header_time(doc) -> dict[str, str | None]:
     ranked = []
     blocks = set()
     for el in _DATED(doc):
-        if any(_COMMENTS.search(f"{a.get('class') or ''} {a.get('id') or ''}") for a in el.iterancestors()):
+        if _in_comments(el):
             continue
         ancestors = list(el.iterancestors("header", "footer", "address", "article"))
         in_article = any(a.tag == "article" for a in ancestors)
@@ -363,6 +360,11 @@ def _from_header_time(doc) -> dict[str, str | None]:
 _DATED = etree.XPath("//time[@datetime] | //abbr[@title and (contains(@class, 'published') or contains(@class, "
                      "'updated'))]")
 _COMMENTS = re.compile(r"comment", re.I)
+
+
+def _in_comments(el) -> bool:
+    """Whether an element sits in a block whose class or id names comments."""
+    return any(_COMMENTS.search(f"{a.get('class') or ''} {a.get('id') or ''}") for a in el.iterancestors())
 
 
 def absolute_url(base: str, href: str) -> str | None:
