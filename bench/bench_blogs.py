@@ -1,9 +1,9 @@
 r"""Blogs built by real themes: what a crawl stores and how close each post is to its source.
 
 The blog fixtures (``tests/fixtures/blogs/``: three posts built by Hugo with PaperMod, Ananke,
-Mainroad, Beautiful Hugo, Coder and Stack, by Jekyll with minima and by Pelican with notmyidea and
-simple) are each served on loopback
-and crawled by ``scrapy crawl site`` (in process, no embedding). Per site:
+Mainroad, Beautiful Hugo, Coder and Stack, by Jekyll with minima, by Pelican with notmyidea and
+simple, by Hexo with landscape and by Eleventy's starter blog) are each served on loopback and
+crawled by ``scrapy crawl site`` (in process, no embedding). Per site:
 
 - **posts / other pages stored:** of the three posts, and pages that are not posts (a home, a post
   list or a tag page stored as content rather than followed as a listing);
